@@ -1,0 +1,181 @@
+"""Model assets: thin wrappers around the pure Polars functions in `pipeline.model`.
+
+Every model table is keyed by `run_date` (the run's as-of date) and replaced as a whole for
+that date, so reruns are idempotent and history stays queryable.
+"""
+
+import datetime as dt
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.ingest.assets import (
+    benchmark_results,
+    cloud_offers,
+    gpu_prices_daily,
+    gpus,
+)
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
+from pipeline.model.cloud import cloud_vs_buy as compute_cloud_vs_buy
+from pipeline.model.cost import perf_per_dollar as compute_perf_per_dollar
+from pipeline.model.debias import debias
+from pipeline.model.performance import relative_performance as compute_relative_performance
+from pipeline.model.prices import latest_prices
+from warehouse.db import replace_rows
+
+KINDS = {"duckdb", "polars"}
+
+
+def newest_observation_day(con) -> dt.date | None:
+    """The newest day any price (retail or cloud) was observed."""
+    return con.sql(
+        "SELECT max(d) FROM ("
+        " SELECT max(CAST(observed_at AS DATE)) AS d FROM price_observations"
+        " UNION ALL SELECT max(CAST(observed_at AS DATE)) FROM cloud_offers)"
+    ).fetchall()[0][0]
+
+
+def _run_date(con, settings: GpuvalueSettings) -> dt.date:
+    return settings.run_date(newest_observation_day(con))
+
+
+@dg.asset(
+    group_name="model",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=[benchmark_results, gpu_prices_daily, cloud_offers],
+    description=(
+        "One row per benchmark figure the model uses, with its batch-size and multi-GPU "
+        "correction factors and the resulting per-GPU throughput."
+    ),
+)
+def benchmark_debiased(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Debias benchmark results (Dettmers' constants)."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = _run_date(con, settings)
+        results = con.sql("SELECT * FROM benchmark_results").pl()
+        rows = debias(results, params, run_date)
+        replace_rows(con, "benchmark_debiased", rows, "run_date = ?", [run_date])
+        replace_rows(
+            con,
+            "model_runs",
+            pl.DataFrame(
+                {
+                    "run_date": [run_date],
+                    "created_at": [dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+                    "reference_gpu": [params.reference_gpu],
+                    "parameters": [params.to_json()],
+                }
+            ),
+            "run_date = ?",
+            [run_date],
+        )
+    context.log.info(f"benchmark_debiased {run_date}: {rows.height} of {results.height} rows")
+    return dg.MaterializeResult(
+        metadata={"run_date": str(run_date), "rows": rows.height, "of_results": results.height}
+    )
+
+
+@dg.asset(
+    group_name="model",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=[benchmark_debiased, gpus],
+    description=(
+        "One row per GPU x workload (training_16bit, inference_16bit, inference_8bit): "
+        "performance relative to the reference GPU, measured or estimated from specs."
+    ),
+)
+def relative_performance(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Relative performance per workload."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = _run_date(con, settings)
+        debiased = con.sql("SELECT * FROM benchmark_debiased WHERE run_date = ?",
+                           params=[run_date]).pl()
+        catalog = con.sql("SELECT * FROM gpus").pl()
+        rows = compute_relative_performance(debiased, catalog, params, run_date)
+        replace_rows(con, "relative_performance", rows, "run_date = ?", [run_date])
+    measured = rows.filter(pl.col("method") == "measured")
+    context.log.info(f"relative_performance {run_date}: {rows.height} rows")
+    return dg.MaterializeResult(
+        metadata={"run_date": str(run_date), "rows": rows.height,
+                  "measured": measured.height, "reference_gpu": params.reference_gpu}
+    )
+
+
+def _latest_prices(con, run_date: dt.date) -> pl.DataFrame:
+    return latest_prices(con.sql("SELECT * FROM gpu_prices_daily").pl(), run_date)
+
+
+@dg.asset(
+    group_name="model",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=[relative_performance, gpu_prices_daily],
+    description=(
+        "One row per GPU x workload x system size x market (new, used, mean): total cost "
+        "of ownership and relative performance per dollar."
+    ),
+)
+def perf_per_dollar(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Performance per dollar with total cost of ownership."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = _run_date(con, settings)
+        relative = con.sql("SELECT * FROM relative_performance WHERE run_date = ?",
+                           params=[run_date]).pl()
+        catalog = con.sql("SELECT * FROM gpus").pl()
+        rows = compute_perf_per_dollar(
+            relative, _latest_prices(con, run_date), catalog, params, run_date
+        )
+        replace_rows(con, "perf_per_dollar", rows, "run_date = ?", [run_date])
+    context.log.info(f"perf_per_dollar {run_date}: {rows.height} rows")
+    return dg.MaterializeResult(
+        metadata={"run_date": str(run_date), "rows": rows.height,
+                  "priced_gpus": rows["gpu_id"].n_unique()}
+    )
+
+
+@dg.asset(
+    group_name="model",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=[cloud_offers, gpu_prices_daily, gpus],
+    description=(
+        "One row per GPU x provider x price type x utilisation: days after which buying a "
+        "1-GPU system is cheaper than renting that GPU."
+    ),
+)
+def cloud_vs_buy(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Break-even days of buying versus renting."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = _run_date(con, settings)
+        # Each provider's newest snapshot on or before the run date; older ones are history.
+        offers = con.sql(
+            "SELECT * FROM cloud_offers c WHERE CAST(observed_at AS DATE) = ("
+            " SELECT max(CAST(d.observed_at AS DATE)) FROM cloud_offers d"
+            " WHERE d.provider = c.provider AND CAST(d.observed_at AS DATE) <= ?)",
+            params=[run_date],
+        ).pl()
+        catalog = con.sql("SELECT * FROM gpus").pl()
+        rows = compute_cloud_vs_buy(
+            offers, _latest_prices(con, run_date), catalog, params, run_date
+        )
+        replace_rows(con, "cloud_vs_buy", rows, "run_date = ?", [run_date])
+    context.log.info(f"cloud_vs_buy {run_date}: {rows.height} rows")
+    return dg.MaterializeResult(
+        metadata={"run_date": str(run_date), "rows": rows.height,
+                  "gpus": rows["gpu_id"].n_unique()}
+    )

@@ -1,0 +1,9 @@
+"""Partitions: price observations are stored per observation day.
+
+A backfill re-parses the archive for that day; it never re-scrapes, which would put today's
+prices in yesterday's partition. The start covers the oldest bundled observation.
+"""
+
+import dagster as dg
+
+daily = dg.DailyPartitionsDefinition(start_date="2020-01-01", timezone="UTC", end_offset=1)

@@ -1,0 +1,72 @@
+"""Resources: the warehouse connection and the project's settings."""
+
+import datetime as dt
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+from dagster_duckdb import DuckDBResource
+
+from pipeline.model.parameters import ModelParameters, from_env
+from sources.bundled import DATA_DIR
+from warehouse.db import migrate
+
+# Only one step may hold the warehouse's write lock at a time.
+WAREHOUSE_POOL = "gpuvalue_warehouse"
+
+
+class GpuvalueSettings(dg.ConfigurableResource):
+    """Where inputs come from and outputs go, and the model's parameters.
+
+    Paths are relative to the working directory (the repository root under `make`).
+    """
+
+    data_dir: str = str(DATA_DIR)
+    build_dir: str = ".build"
+    site_dir: str = "site"
+    published_dir: str = "warehouse/published"
+    # Fix the run date (YYYY-MM-DD); empty means the newest observation day in the warehouse.
+    as_of: str = ""
+
+    def data_path(self, *parts: str) -> Path:
+        """A path inside the bundled snapshot folder."""
+        return Path(self.data_dir).joinpath(*parts)
+
+    def parameters(self) -> ModelParameters:
+        """Model parameters: defaults with GPUVALUE_* environment overrides."""
+        return from_env()
+
+    def run_date(self, newest_observation: dt.date | None) -> dt.date:
+        """The as-of date of this run's model, charts and site version."""
+        if self.as_of:
+            return dt.date.fromisoformat(self.as_of)
+        if newest_observation is None:
+            raise ValueError("no price observations in the warehouse: cannot date the run")
+        return newest_observation
+
+
+def warehouse_path() -> str:
+    """The pipeline's own DuckDB file (GPUVALUE_WAREHOUSE overrides)."""
+    return os.environ.get("GPUVALUE_WAREHOUSE", "warehouse/gpuvalue.duckdb")
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    """Default resources for `dg dev`, the schedule and `make run`."""
+    return dg.Definitions(
+        resources={
+            "warehouse": DuckDBResource(database=warehouse_path()),
+            "settings": GpuvalueSettings(),
+        }
+    )
+
+
+@contextmanager
+def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A migrated connection to the pipeline's warehouse."""
+    with warehouse.get_connection() as con:
+        migrate(con)
+        yield con

@@ -1,0 +1,83 @@
+"""Renting versus buying: break-even days (Dettmers B785-817)."""
+
+import datetime as dt
+
+import polars as pl
+
+from pipeline.model.cost import HOURS_PER_YEAR, electricity_expr
+from pipeline.model.parameters import ModelParameters
+
+
+def break_even_days(
+    buy_cost_usd: float,
+    usd_per_gpu_hour: float,
+    utilization: float,
+    electricity_usd_per_year: float,
+) -> float | None:
+    """Days after which owning is cheaper than renting at this utilisation.
+
+    Renting costs price * 24 * utilisation a day; owning costs the purchase up front plus
+    electricity a day. None when renting is never more expensive. Dettmers' example: a
+    $2,200 desktop (350 W GPU + 100 W CPU at 15 %, $0.12/kWh, $71/year) vs an AWS V100 at
+    $2.14/h breaks even after about 300 days.
+    """
+    cloud_per_day = usd_per_gpu_hour * 24 * utilization
+    own_per_day = electricity_usd_per_year / 365
+    if cloud_per_day <= own_per_day:
+        return None
+    return buy_cost_usd / (cloud_per_day - own_per_day)
+
+
+def cloud_vs_buy(
+    offers: pl.DataFrame,
+    prices: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    run_date: dt.date,
+) -> pl.DataFrame:
+    """One row per GPU x provider x price type x utilisation.
+
+    The cloud side is the provider's cheapest offer per GPU-hour of that price type (never
+    averaged across price types); the buy side is a 1-GPU system: GPU price (mean of new
+    and used where both exist, else whichever exists) + 1-GPU host cost, plus electricity.
+    """
+    cheapest = (
+        offers.sort("usd_per_gpu_hour")
+        .group_by("gpu_id", "provider", "price_type")
+        .agg(pl.col("usd_per_gpu_hour").first(), pl.col("instance_type").first())
+    )
+    preference = {"mean": 0, "new": 1, "used": 2}
+    buy_price = (
+        prices.with_columns(_rank=pl.col("market").replace_strict(preference))
+        .sort("_rank")
+        .group_by("gpu_id")
+        .agg(pl.col("price_usd").first())
+    )
+    utilizations = pl.DataFrame({"utilization": list(params.cloud_utilizations)})
+    hourly_electricity = (
+        electricity_expr(pl.col("tdp_w") + params.host_watts, params)
+        / params.utilization / HOURS_PER_YEAR
+    )
+    rows = (
+        cheapest.join(buy_price, on="gpu_id")
+        .join(gpus.select("gpu_id", "tdp_w"), on="gpu_id")
+        .join(utilizations, how="cross")
+        .with_columns(
+            buy_cost_usd=pl.col("price_usd") + params.host_cost_usd[1],
+            cloud_per_day=pl.col("usd_per_gpu_hour") * 24 * pl.col("utilization"),
+            own_per_day=hourly_electricity * 24 * pl.col("utilization"),
+        )
+    )
+    return (
+        rows.with_columns(
+            break_even_days=pl.when(pl.col("cloud_per_day") > pl.col("own_per_day")).then(
+                pl.col("buy_cost_usd") / (pl.col("cloud_per_day") - pl.col("own_per_day"))
+            ),
+            run_date=pl.lit(run_date),
+        )
+        .select(
+            "run_date", "gpu_id", "provider", "price_type", "utilization", "break_even_days",
+            "usd_per_gpu_hour", "buy_cost_usd", "instance_type",
+        )
+        .sort("gpu_id", "provider", "price_type", "utilization")
+    )

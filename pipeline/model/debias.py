@@ -1,0 +1,94 @@
+"""Debias published benchmark figures into comparable per-GPU throughput (Dettmers' method).
+
+Two biases are removed (GUIDE section 4):
+- batch size: bigger-memory GPUs are benchmarked at bigger batches, which raises throughput
+  by about 13.6 % per doubling; every figure is moved to a reference batch size per model,
+  t_ref = t * (1 + g) ** log2(b_ref / b);
+- GPU count: an n-GPU result is turned into per-GPU throughput with t_1 = t_n / (n * e_n).
+"""
+
+import datetime as dt
+
+import polars as pl
+
+from pipeline.model.parameters import ModelParameters
+
+GROUP = ["source", "software_era", "model", "task", "precision"]
+
+
+def workload_of() -> pl.Expr:
+    """The workload a benchmark row informs, or null when no v0 workload uses it."""
+    sixteen = pl.col("precision").is_in(["fp16", "bf16"])
+    return (
+        pl.when((pl.col("task") == "training") & sixteen)
+        .then(pl.lit("training_16bit"))
+        .when((pl.col("task") == "inference") & sixteen)
+        .then(pl.lit("inference_16bit"))
+        .otherwise(pl.lit(None, dtype=pl.Utf8))
+    )
+
+
+def select_comparable(results: pl.DataFrame) -> pl.DataFrame:
+    """Keep the rows the model compares.
+
+    - Rows a v0 workload uses (16-bit training and inference).
+    - Per GPU x model: the run with the fewest GPUs, so the multi-GPU correction is only
+      applied where no single-GPU figure exists.
+    - Inference tables are batch-size sweeps whose throughput grows far faster than 13.6 %
+      per doubling at small batches, so the batch correction does not apply to them; we keep
+      only the batch size most GPUs of that table were measured at.
+    """
+    rows = results.with_columns(workload=workload_of()).filter(pl.col("workload").is_not_null())
+    rows = rows.filter(
+        pl.col("num_gpus") == pl.col("num_gpus").min().over(GROUP + ["gpu_id"])
+    )
+    modal = (
+        rows.filter(pl.col("task") == "inference")
+        .group_by(GROUP + ["batch_size_per_gpu"])
+        .agg(n_gpus=pl.col("gpu_id").n_unique())
+        .sort(["n_gpus", "batch_size_per_gpu"], descending=True)
+        .group_by(GROUP, maintain_order=True)
+        .first()
+        .select(GROUP + [pl.col("batch_size_per_gpu").alias("_modal_bs")])
+    )
+    rows = rows.join(modal, on=GROUP, how="left", nulls_equal=True)
+    return rows.filter(
+        (pl.col("task") != "inference") | (pl.col("batch_size_per_gpu") == pl.col("_modal_bs"))
+    ).drop("_modal_bs")
+
+
+def debias(results: pl.DataFrame, params: ModelParameters, run_date: dt.date) -> pl.DataFrame:
+    """One row per comparable benchmark figure with each correction factor and the result."""
+    rows = select_comparable(results)
+    gains = params.batch_gain_per_doubling
+    missing = set(rows["workload_class"].unique().to_list()) - set(gains)
+    if missing:
+        raise ValueError(f"no batch-size gain configured for workload classes {sorted(missing)}")
+    efficiency = params.multi_gpu_efficiency
+    counts = set(rows["num_gpus"].unique().to_list()) - set(efficiency)
+    if counts:
+        raise ValueError(f"no multi-GPU efficiency configured for GPU counts {sorted(counts)}")
+
+    rows = rows.with_columns(
+        batch_size_ref=pl.col("batch_size_per_gpu").cast(pl.Float64).median().over(GROUP),
+        _gain=pl.col("workload_class").replace_strict(gains, return_dtype=pl.Float64),
+        multi_gpu_efficiency=pl.col("num_gpus").replace_strict(efficiency, return_dtype=pl.Float64),
+    )
+    batch_factor = pl.when(pl.col("task") == "training").then(
+        (1 + pl.col("_gain")).pow((pl.col("batch_size_ref") / pl.col("batch_size_per_gpu")).log(2))
+    ).otherwise(1.0)
+    return (
+        rows.with_columns(batch_factor=batch_factor)
+        .with_columns(
+            throughput_per_gpu=pl.col("throughput")
+            / (pl.col("num_gpus") * pl.col("multi_gpu_efficiency"))
+            * pl.col("batch_factor"),
+            run_date=pl.lit(run_date),
+        )
+        .select(
+            "run_date", "source", "software_era", "gpu_id", "model", "workload_class", "task",
+            "precision", "workload", "num_gpus", "batch_size_per_gpu", "throughput",
+            "batch_size_ref", "batch_factor", "multi_gpu_efficiency", "throughput_per_gpu",
+        )
+        .sort("workload", "gpu_id", "source", "model")
+    )

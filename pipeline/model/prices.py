@@ -1,0 +1,67 @@
+"""Robust daily prices from individual observations."""
+
+import datetime as dt
+
+import polars as pl
+
+# 1.4826 * MAD estimates the standard deviation of normally distributed prices.
+_MAD_SCALE = 1.4826
+
+
+def daily_prices(observations: pl.DataFrame, mad_k: float = 3.0) -> pl.DataFrame:
+    """One row per day x gpu x market: median USD price after dropping MAD outliers.
+
+    Observations without a gpu_id or a USD price are not priced. An observation is an
+    outlier when it lies more than `mad_k` scaled MADs from the group's median; when the
+    MAD is 0 (all equal, or a single observation) nothing is dropped.
+    """
+    keys = ["day", "gpu_id", "market"]
+    priced = observations.filter(
+        pl.col("gpu_id").is_not_null() & pl.col("price_usd").is_not_null()
+    ).with_columns(day=pl.col("observed_at").dt.date())
+    flagged = priced.with_columns(
+        _median=pl.col("price_usd").median().over(keys),
+    ).with_columns(
+        _mad=(pl.col("price_usd") - pl.col("_median")).abs().median().over(keys),
+    ).with_columns(
+        _outlier=(pl.col("_mad") > 0)
+        & ((pl.col("price_usd") - pl.col("_median")).abs() > mad_k * _MAD_SCALE * pl.col("_mad"))
+    )
+    return (
+        flagged.group_by(keys)
+        .agg(
+            price_usd=pl.col("price_usd").filter(~pl.col("_outlier")).median(),
+            n_observations=(~pl.col("_outlier")).sum().cast(pl.Int32),
+            n_dropped=pl.col("_outlier").sum().cast(pl.Int32),
+            price_min_usd=pl.col("price_usd").filter(~pl.col("_outlier")).min(),
+            price_max_usd=pl.col("price_usd").filter(~pl.col("_outlier")).max(),
+            sources=pl.col("source").filter(~pl.col("_outlier")).unique().sort().str.join(","),
+        )
+        .with_columns(pl.col("price_usd").round(2))
+        .sort(keys)
+    )
+
+
+def latest_prices(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
+    """Newest daily price on or before `as_of` per gpu x market, plus the `mean` market.
+
+    `mean` is the mean of the new and used prices where both exist (Dettmers: A56, B578);
+    its price_day is the older of the two, so its age is never understated.
+    """
+    latest = (
+        daily.filter(pl.col("day") <= as_of)
+        .sort("day")
+        .group_by("gpu_id", "market")
+        .agg(pl.col("price_usd").last(), price_day=pl.col("day").last())
+    )
+    both = (
+        latest.group_by("gpu_id")
+        .agg(
+            n_markets=pl.col("market").n_unique(),
+            price_usd=pl.col("price_usd").mean(),
+            price_day=pl.col("price_day").min(),
+        )
+        .filter(pl.col("n_markets") == 2)
+        .select("gpu_id", pl.lit("mean").alias("market"), "price_usd", "price_day")
+    )
+    return pl.concat([latest.select(both.columns), both]).sort("gpu_id", "market")
