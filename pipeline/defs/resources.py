@@ -70,3 +70,17 @@ def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnect
     with warehouse.get_connection() as con:
         migrate(con)
         yield con
+
+
+def newest_observation_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
+    """The newest day any price (retail or cloud) was observed."""
+    return con.sql(
+        "SELECT max(d) FROM ("
+        " SELECT max(CAST(observed_at AS DATE)) AS d FROM price_observations"
+        " UNION ALL SELECT max(CAST(observed_at AS DATE)) FROM cloud_offers)"
+    ).fetchall()[0][0]
+
+
+def run_date_for(con: duckdb.DuckDBPyConnection, settings: GpuvalueSettings) -> dt.date:
+    """The run's as-of date: configured, or the newest observation day."""
+    return settings.run_date(newest_observation_day(con))

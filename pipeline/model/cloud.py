@@ -4,7 +4,7 @@ import datetime as dt
 
 import polars as pl
 
-from pipeline.model.cost import HOURS_PER_YEAR, electricity_expr
+from pipeline.model.cost import MARKET_PREFERENCE
 from pipeline.model.parameters import ModelParameters
 
 
@@ -46,17 +46,16 @@ def cloud_vs_buy(
         .group_by("gpu_id", "provider", "price_type")
         .agg(pl.col("usd_per_gpu_hour").first(), pl.col("instance_type").first())
     )
-    preference = {"mean": 0, "new": 1, "used": 2}
     buy_price = (
-        prices.with_columns(_rank=pl.col("market").replace_strict(preference))
+        prices.with_columns(_rank=pl.col("market").replace_strict(MARKET_PREFERENCE))
         .sort("_rank")
         .group_by("gpu_id")
         .agg(pl.col("price_usd").first())
     )
     utilizations = pl.DataFrame({"utilization": list(params.cloud_utilizations)})
-    hourly_electricity = (
-        electricity_expr(pl.col("tdp_w") + params.host_watts, params)
-        / params.utilization / HOURS_PER_YEAR
+    # Electricity per hour of use; owning costs it only for the hours the GPU runs.
+    usd_per_hour_used = (
+        (pl.col("tdp_w") + params.host_watts) / 1000.0 * params.electricity_usd_per_kwh
     )
     rows = (
         cheapest.join(buy_price, on="gpu_id")
@@ -65,7 +64,7 @@ def cloud_vs_buy(
         .with_columns(
             buy_cost_usd=pl.col("price_usd") + params.host_cost_usd[1],
             cloud_per_day=pl.col("usd_per_gpu_hour") * 24 * pl.col("utilization"),
-            own_per_day=hourly_electricity * 24 * pl.col("utilization"),
+            own_per_day=usd_per_hour_used * 24 * pl.col("utilization"),
         )
     )
     return (

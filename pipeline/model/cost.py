@@ -67,3 +67,23 @@ def perf_per_dollar(
         .sort("workload", "system_gpus", "market", "perf_per_dollar",
               descending=[False, False, False, True])
     )
+
+
+MARKET_PREFERENCE = {"mean": 0, "new": 1, "used": 2}
+
+
+def best_market(perf: pl.DataFrame, system_gpus: int = 1) -> pl.DataFrame:
+    """One row per GPU x workload for a system size, at its preferred price.
+
+    Dettmers priced each GPU at the mean of new and used; where only one market has a
+    price we use that one, so GPUs sold only new (data-center parts) still rank.
+    """
+    return (
+        perf.filter(pl.col("system_gpus") == system_gpus)
+        .with_columns(_rank=pl.col("market").replace_strict(MARKET_PREFERENCE))
+        .sort("_rank")
+        .group_by("gpu_id", "workload", maintain_order=True)
+        .first()
+        .drop("_rank")
+        .sort("workload", "perf_per_dollar", descending=[False, True])
+    )

@@ -34,6 +34,12 @@ def _counts(rows: pl.DataFrame, column: str) -> str:
     return ", ".join(f"{k}: {n}" for k, n in counts.iter_rows())
 
 
+def _day_range(context: dg.AssetExecutionContext) -> tuple[dt.date, dt.date]:
+    """First and last day of the run's partition range (one day for a nightly run)."""
+    keys = context.partition_keys
+    return dt.date.fromisoformat(min(keys)), dt.date.fromisoformat(max(keys))
+
+
 def catalog_ids(con) -> frozenset[str]:
     """The gpu_ids every other input must use."""
     ids = frozenset(r[0] for r in con.sql("SELECT gpu_id FROM gpus").fetchall())
@@ -105,6 +111,7 @@ def benchmark_results(
     pool=WAREHOUSE_POOL,
     deps=[gpus],
     partitions_def=daily,
+    backfill_policy=dg.BackfillPolicy.single_run(),
     description=(
         "One row per retail offer or sale (Amazon new, eBay used, ...) observed on the "
         "partition day, with its price in USD and where it was seen."
@@ -113,25 +120,33 @@ def benchmark_results(
 def price_observations(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Load the partition day's retail observations from the bundled snapshot."""
-    day = dt.date.fromisoformat(context.partition_key)
+    """Load the partition days' retail observations from the bundled snapshot.
+
+    A run may cover a range of days (a backfill); each source x day in it is replaced.
+    """
+    first, last = _day_range(context)
     path = settings.data_path("prices", "retail_observations.csv")
     rates = read_fx_rates(settings.data_path("prices", "fx_rates.csv"))
     with open_warehouse(warehouse) as con:
         everything = read_retail_observations(path, catalog_ids(con))
         sources = sorted(everything["source"].unique().to_list())
-        rows = to_usd(everything.filter(pl.col("observed_at").dt.date() == day), rates, path)
+        in_range = everything.filter(pl.col("observed_at").dt.date().is_between(first, last))
+        rows = to_usd(in_range, rates, path)
         placeholders = ", ".join("?" for _ in sources)
         deleted, inserted = replace_rows(
             con,
             "price_observations",
             rows,
-            f"CAST(observed_at AS DATE) = ? AND source IN ({placeholders})",
-            [day, *sources],
+            f"CAST(observed_at AS DATE) BETWEEN ? AND ? AND source IN ({placeholders})",
+            [first, last, *sources],
         )
-    context.log.info(f"price_observations {day}: {inserted} rows (replaced {deleted})")
+    days = rows["observed_at"].dt.date().n_unique()
+    context.log.info(
+        f"price_observations {first}..{last}: {inserted} rows on {days} days "
+        f"(replaced {deleted})"
+    )
     return dg.MaterializeResult(
-        metadata={"rows": inserted, "replaced": deleted, "day": str(day),
+        metadata={"rows": inserted, "replaced": deleted, "days_with_rows": days,
                   "by_source": _counts(rows, "source")}
     )
 
@@ -142,6 +157,7 @@ def price_observations(
     pool=WAREHOUSE_POOL,
     deps=[price_observations],
     partitions_def=daily,
+    backfill_policy=dg.BackfillPolicy.single_run(),
     description=(
         "One row per GPU x market (new, used) x day: the median USD price after dropping "
         "MAD outliers, with counts of observations kept and dropped."
@@ -150,17 +166,21 @@ def price_observations(
 def gpu_prices_daily(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Aggregate the partition day's observations into robust daily prices."""
-    day = dt.date.fromisoformat(context.partition_key)
+    """Aggregate the partition days' observations into robust daily prices."""
+    first, last = _day_range(context)
     with open_warehouse(warehouse) as con:
         observations = con.sql(
-            "SELECT * FROM price_observations WHERE CAST(observed_at AS DATE) = ?",
-            params=[day],
+            "SELECT * FROM price_observations WHERE CAST(observed_at AS DATE) BETWEEN ? AND ?",
+            params=[first, last],
         ).pl()
         rows = daily_prices(observations, settings.parameters().price_mad_k)
-        deleted, inserted = replace_rows(con, "gpu_prices_daily", rows, "day = ?", [day])
+        deleted, inserted = replace_rows(
+            con, "gpu_prices_daily", rows, "day BETWEEN ? AND ?", [first, last]
+        )
     dropped = int(rows["n_dropped"].sum()) if rows.height else 0
-    context.log.info(f"gpu_prices_daily {day}: {inserted} prices, {dropped} outliers dropped")
+    context.log.info(
+        f"gpu_prices_daily {first}..{last}: {inserted} prices, {dropped} outliers dropped"
+    )
     return dg.MaterializeResult(metadata={"rows": inserted, "outliers_dropped": dropped})
 
 

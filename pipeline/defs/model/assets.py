@@ -10,13 +10,12 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.ingest.assets import (
-    benchmark_results,
-    cloud_offers,
-    gpu_prices_daily,
-    gpus,
+from pipeline.defs.resources import (
+    WAREHOUSE_POOL,
+    GpuvalueSettings,
+    open_warehouse,
+    run_date_for,
 )
-from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from pipeline.model.cloud import cloud_vs_buy as compute_cloud_vs_buy
 from pipeline.model.cost import perf_per_dollar as compute_perf_per_dollar
 from pipeline.model.debias import debias
@@ -27,24 +26,11 @@ from warehouse.db import replace_rows
 KINDS = {"duckdb", "polars"}
 
 
-def newest_observation_day(con) -> dt.date | None:
-    """The newest day any price (retail or cloud) was observed."""
-    return con.sql(
-        "SELECT max(d) FROM ("
-        " SELECT max(CAST(observed_at AS DATE)) AS d FROM price_observations"
-        " UNION ALL SELECT max(CAST(observed_at AS DATE)) FROM cloud_offers)"
-    ).fetchall()[0][0]
-
-
-def _run_date(con, settings: GpuvalueSettings) -> dt.date:
-    return settings.run_date(newest_observation_day(con))
-
-
 @dg.asset(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[benchmark_results, gpu_prices_daily, cloud_offers],
+    deps=["benchmark_results", "gpu_prices_daily", "cloud_offers"],
     description=(
         "One row per benchmark figure the model uses, with its batch-size and multi-GPU "
         "correction factors and the resulting per-GPU throughput."
@@ -56,7 +42,7 @@ def benchmark_debiased(
     """Debias benchmark results (Dettmers' constants)."""
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
-        run_date = _run_date(con, settings)
+        run_date = run_date_for(con, settings)
         results = con.sql("SELECT * FROM benchmark_results").pl()
         rows = debias(results, params, run_date)
         replace_rows(con, "benchmark_debiased", rows, "run_date = ?", [run_date])
@@ -84,7 +70,7 @@ def benchmark_debiased(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[benchmark_debiased, gpus],
+    deps=[benchmark_debiased, "gpus"],
     description=(
         "One row per GPU x workload (training_16bit, inference_16bit, inference_8bit): "
         "performance relative to the reference GPU, measured or estimated from specs."
@@ -96,7 +82,7 @@ def relative_performance(
     """Relative performance per workload."""
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
-        run_date = _run_date(con, settings)
+        run_date = run_date_for(con, settings)
         debiased = con.sql("SELECT * FROM benchmark_debiased WHERE run_date = ?",
                            params=[run_date]).pl()
         catalog = con.sql("SELECT * FROM gpus").pl()
@@ -118,7 +104,7 @@ def _latest_prices(con, run_date: dt.date) -> pl.DataFrame:
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[relative_performance, gpu_prices_daily],
+    deps=[relative_performance, "gpu_prices_daily"],
     description=(
         "One row per GPU x workload x system size x market (new, used, mean): total cost "
         "of ownership and relative performance per dollar."
@@ -130,7 +116,7 @@ def perf_per_dollar(
     """Performance per dollar with total cost of ownership."""
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
-        run_date = _run_date(con, settings)
+        run_date = run_date_for(con, settings)
         relative = con.sql("SELECT * FROM relative_performance WHERE run_date = ?",
                            params=[run_date]).pl()
         catalog = con.sql("SELECT * FROM gpus").pl()
@@ -149,7 +135,7 @@ def perf_per_dollar(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[cloud_offers, gpu_prices_daily, gpus],
+    deps=["cloud_offers", "gpu_prices_daily", "gpus"],
     description=(
         "One row per GPU x provider x price type x utilisation: days after which buying a "
         "1-GPU system is cheaper than renting that GPU."
@@ -161,7 +147,7 @@ def cloud_vs_buy(
     """Break-even days of buying versus renting."""
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
-        run_date = _run_date(con, settings)
+        run_date = run_date_for(con, settings)
         # Each provider's newest snapshot on or before the run date; older ones are history.
         offers = con.sql(
             "SELECT * FROM cloud_offers c WHERE CAST(observed_at AS DATE) = ("

@@ -1,0 +1,58 @@
+# gpuvalue: `make run` builds everything from the bundled snapshot, `make test` checks it.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# uv is installed with pip when missing; `python3 -m uv` works wherever pip put it.
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+RUN := $(UV) run --frozen
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+export UV_LINK_MODE ?= copy
+PORT ?= 8000
+
+.PHONY: help env run test lint format dev serve query bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+.venv/.synced: pyproject.toml uv.lock
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) sync --frozen
+	@touch $@
+
+env: .venv/.synced  ## create the environment (uv sync from uv.lock)
+
+run: env  ## run the whole pipeline on the bundled snapshot, offline, and build the site
+	@mkdir -p $(DAGSTER_HOME)
+	$(RUN) python -m pipeline.run
+
+test: env  ## ruff, dg check defs and pytest (deprecation warnings are errors)
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) dg check defs
+	$(RUN) pytest
+
+lint: env  ## ruff lint and format check
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+
+format: env  ## apply ruff's fixes and formatting
+	$(RUN) ruff check --fix .
+	$(RUN) ruff format .
+
+dev: env  ## Dagster UI with the nightly schedule, on 127.0.0.1:3000
+	@mkdir -p $(DAGSTER_HOME)
+	$(RUN) dg dev --host 127.0.0.1 --port 3000
+
+serve:  ## serve site/ on http://127.0.0.1:$(PORT)
+	@test -f site/index.html || { echo "no site yet: run 'make run' first"; exit 2; }
+	python3 -m http.server $(PORT) --bind 127.0.0.1 --directory site
+
+query: env  ## read-only SQL against the published warehouse: make query SQL="SELECT ..."
+	@test -n "$$SQL" || { echo 'usage: make query SQL="SELECT * FROM gpus LIMIT 5"'; exit 2; }
+	@$(RUN) python -m warehouse.query "$$SQL"
+
+bench: env  ## print timing figures of the pipeline's stages
+	$(RUN) python bench/pipeline_bench.py
+
+clean:  ## remove generated outputs (not the environment)
+	rm -rf .build site warehouse/published warehouse/gpuvalue.duckdb warehouse/gpuvalue.duckdb.wal

@@ -1,0 +1,110 @@
+"""Asset checks.
+
+Blocking checks stop the run before charts, site and publish, so a bad night never
+replaces the previous site or published warehouse.
+"""
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.resources import GpuvalueSettings, open_warehouse, run_date_for
+from pipeline.model.parameters import WORKLOADS
+
+
+def _result(problems: list[str], **metadata) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        passed=not problems,
+        description="; ".join(problems) if problems else "ok",
+        metadata={**metadata, "problems": len(problems)},
+    )
+
+
+@dg.asset_check(asset="gpus", blocking=True, description="gpu_id is unique and well formed.")
+def gpus_unique_ids(warehouse: DuckDBResource) -> dg.AssetCheckResult:
+    """No duplicate or empty gpu_id in the catalog."""
+    with open_warehouse(warehouse) as con:
+        dupes = con.sql(
+            "SELECT gpu_id FROM gpus GROUP BY gpu_id HAVING count(*) > 1"
+        ).fetchall()
+        total = con.sql("SELECT count(*) FROM gpus").fetchall()[0][0]
+    problems = [f"duplicate gpu_id {d[0]}" for d in dupes]
+    if total == 0:
+        problems.append("the catalog is empty")
+    return _result(problems, gpus=total)
+
+
+@dg.asset_check(
+    asset="benchmark_results",
+    blocking=True,
+    description="Every benchmark row names a catalog GPU and has a positive throughput.",
+)
+def benchmark_results_valid(warehouse: DuckDBResource) -> dg.AssetCheckResult:
+    """Referential integrity and sane values."""
+    with open_warehouse(warehouse) as con:
+        orphans = con.sql(
+            "SELECT DISTINCT gpu_id FROM benchmark_results WHERE gpu_id NOT IN "
+            "(SELECT gpu_id FROM gpus)"
+        ).fetchall()
+        bad = con.sql(
+            "SELECT count(*) FROM benchmark_results WHERE throughput <= 0 OR num_gpus < 1 "
+            "OR batch_size_per_gpu < 1"
+        ).fetchall()[0][0]
+    problems = [f"unknown gpu_id {o[0]}" for o in orphans]
+    if bad:
+        problems.append(f"{bad} rows with non-positive throughput, GPU count or batch size")
+    return _result(problems)
+
+
+@dg.asset_check(
+    asset="relative_performance",
+    blocking=True,
+    description="The reference GPU is 1.0 and every workload has measured GPUs.",
+)
+def relative_performance_anchored(
+    settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.AssetCheckResult:
+    """The normalisation and coverage of the run's relative performance."""
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        rows = con.sql(
+            "SELECT workload, max(CASE WHEN gpu_id = reference_gpu THEN value END), "
+            "count(*) FILTER (WHERE method = 'measured'), count(*) FILTER (WHERE value <= 0) "
+            "FROM relative_performance WHERE run_date = ? GROUP BY workload",
+            params=[run_date],
+        ).fetchall()
+    found = {w: (ref, measured, bad) for w, ref, measured, bad in rows}
+    problems = []
+    for workload in WORKLOADS:
+        if workload not in found:
+            problems.append(f"{workload}: no rows")
+            continue
+        ref, measured, bad = found[workload]
+        if ref is None or abs(ref - 1.0) > 1e-9:
+            problems.append(f"{workload}: reference GPU value is {ref}, not 1.0")
+        if workload != "inference_8bit" and measured == 0:
+            problems.append(f"{workload}: no measured GPU")
+        if bad:
+            problems.append(f"{workload}: {bad} non-positive values")
+    return _result(problems, run_date=str(run_date))
+
+
+@dg.asset_check(
+    asset="perf_per_dollar",
+    blocking=True,
+    description="Every workload has priced GPUs with positive, finite perf per dollar.",
+)
+def perf_per_dollar_complete(
+    settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.AssetCheckResult:
+    """The run's perf per dollar covers every workload with sane values."""
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        rows = dict(
+            con.sql(
+                "SELECT workload, count(*) FROM perf_per_dollar WHERE run_date = ? "
+                "AND perf_per_dollar > 0 AND isfinite(perf_per_dollar) GROUP BY workload",
+                params=[run_date],
+            ).fetchall()
+        )
+    problems = [f"{w}: no priced GPU" for w in WORKLOADS if not rows.get(w)]
+    return _result(problems, run_date=str(run_date))

@@ -1,0 +1,135 @@
+"""Report assets: charts, the Markdown report, the static site and the published warehouse.
+
+Charts and the report are staged under the build folder; only `site` touches `site/`, and
+only `published_warehouse` touches `warehouse/published/`, each by an atomic swap.
+"""
+
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.resources import (
+    WAREHOUSE_POOL,
+    GpuvalueSettings,
+    open_warehouse,
+    run_date_for,
+)
+from reports.charts import perf_per_dollar_chart, relative_performance_chart, save_chart
+from reports.report import load_report_data, render_markdown
+from reports.site import build_site
+from warehouse.publish import publish
+
+CHART_NAMES = ("relative_performance", "perf_per_dollar")
+
+
+def _build_dir(settings: GpuvalueSettings, run_date) -> Path:
+    return Path(settings.build_dir) / run_date.isoformat()
+
+
+@dg.asset(
+    group_name="report",
+    kinds={"altair", "svg"},
+    deps=["relative_performance", "perf_per_dollar"],
+    description="The run's charts (Vega-Lite spec, SVG and PNG), one file set per chart.",
+)
+def charts(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Render the relative performance and perf-per-dollar charts."""
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        data = load_report_data(con, run_date)
+    out = _build_dir(settings, run_date) / "charts"
+    written = [
+        save_chart(relative_performance_chart(data.relative, data.reference_gpu), out,
+                   "relative_performance"),
+        save_chart(perf_per_dollar_chart(data.best), out, "perf_per_dollar"),
+    ]
+    context.log.info(f"charts {run_date}: written to {out}")
+    return dg.MaterializeResult(
+        metadata={"run_date": str(run_date), "folder": str(out),
+                  "files": sum(len(w) for w in written)}
+    )
+
+
+@dg.asset(
+    group_name="report",
+    kinds={"markdown"},
+    deps=[charts, "cloud_vs_buy"],
+    description="The run's Markdown report: top GPUs per workload, input ages, tables.",
+)
+def report(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Write report.md for the run."""
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        data = load_report_data(con, run_date)
+    path = _build_dir(settings, run_date) / "report.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_markdown(data), encoding="utf-8")
+    oldest = data.freshness.sort("age_days", descending=True).row(0, named=True)
+    context.log.info(f"report {run_date}: {path}")
+    return dg.MaterializeResult(
+        metadata={
+            "run_date": str(run_date),
+            "path": str(path),
+            "oldest_input": f"{oldest['input']}: {oldest['source']} ({oldest['age_days']} days)",
+            "preview": dg.MetadataValue.md(path.read_text(encoding="utf-8")[:3000]),
+        }
+    )
+
+
+@dg.asset(
+    group_name="report",
+    kinds={"html"},
+    deps=[report],
+    description="The static site: site/<run date>/, site/latest/ and site/index.html.",
+)
+def site(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Assemble the run's version of the site and swap it in."""
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+    build = _build_dir(settings, run_date)
+    chart_files = sorted(p for p in (build / "charts").iterdir() if p.is_file())
+    index = build_site(
+        Path(settings.site_dir), run_date, (build / "report.md").read_text(encoding="utf-8"),
+        chart_files,
+    )
+    context.log.info(f"site {run_date}: {index}")
+    return dg.MaterializeResult(metadata={"run_date": str(run_date), "index": str(index)})
+
+
+@dg.asset(
+    group_name="report",
+    kinds={"duckdb", "parquet"},
+    pool=WAREHOUSE_POOL,
+    deps=[site],
+    description=(
+        "A read-only copy of every warehouse table (warehouse/published/gpuvalue.duckdb) "
+        "and one Parquet file per table, swapped in atomically for ad hoc queries."
+    ),
+)
+def published_warehouse(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Publish the warehouse snapshot."""
+    with open_warehouse(warehouse) as con:
+        result = publish(con, settings.published_dir)
+    context.log.info(f"published {result.database} and {result.parquet_dir}")
+    counts = pl.DataFrame(
+        {"table": list(result.row_counts), "rows": list(result.row_counts.values())}
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "database": str(result.database),
+            "parquet": str(result.parquet_dir),
+            "row_counts": dg.MetadataValue.md(
+                "\n".join(f"- {t}: {n}" for t, n in counts.iter_rows())
+            ),
+        }
+    )

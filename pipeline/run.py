@@ -1,0 +1,128 @@
+"""`python -m pipeline.run`: materialize the whole graph in-process, then print a summary.
+
+Used by `make run`. The bundled snapshot's observation days are loaded as one partition
+range in a single Dagster run (the daily assets have a single-run backfill policy), then the
+model, report, site and published warehouse follow in the same run.
+"""
+
+import argparse
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+
+from pipeline.definitions import defs as load_defs
+from pipeline.defs.resources import GpuvalueSettings
+from reports.report import load_report_data, top_by_workload
+from sources.bundled import read_retail_observations
+from warehouse.publish import open_published
+
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+
+
+def snapshot_days(settings: GpuvalueSettings) -> tuple[str, str]:
+    """First and last observation day in the bundled retail snapshot."""
+    rows = read_retail_observations(
+        settings.data_path("prices", "retail_observations.csv"), None
+    )
+    days = rows["observed_at"].dt.date()
+    return days.min().isoformat(), days.max().isoformat()
+
+
+def run_pipeline(
+    instance: dg.DagsterInstance,
+    first_day: str,
+    last_day: str,
+    resources: dict[str, object] | None = None,
+    log_level: str = "INFO",
+) -> dg.ExecuteInProcessResult:
+    """Materialize every asset (and run every check) in-process over a range of days.
+
+    `resources` replaces the project's default resources (tests point them at temp dirs).
+    """
+    defs = load_defs()
+    merged = {**defs.resources, **(resources or {})}
+    return dg.materialize(
+        [*defs.assets, *defs.asset_checks],
+        instance=instance,
+        resources=merged,
+        tags={RANGE_START: first_day, RANGE_END: last_day},
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        raise_on_error=False,
+    )
+
+
+def summary(settings: GpuvalueSettings) -> str:
+    """Where the outputs are, how old the inputs are, and the top 3 GPUs per workload."""
+    con = open_published(settings.published_dir)
+    try:
+        run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
+        data = load_report_data(con, run_date)
+    finally:
+        con.close()
+    site = Path(settings.site_dir)
+    lines = [
+        "",
+        f"gpuvalue run for {run_date}",
+        f"  site:       {site / 'latest' / 'index.html'}  (versions: {site / 'index.html'})",
+        f"  warehouse:  {Path(settings.published_dir) / 'gpuvalue.duckdb'} (read-only copy), "
+        f"Parquet in {Path(settings.published_dir) / 'parquet'}",
+        "",
+        "Inputs (as of, age in days):",
+    ]
+    for row in data.freshness.iter_rows(named=True):
+        lines.append(
+            f"  {row['input']:<14} {row['source']:<32} {row['rows']:>5} rows  "
+            f"{row['as_of']}  ({row['age_days']} d)"
+        )
+    lines += ["", "Top 3 by performance per dollar (1-GPU system):"]
+    for workload, top in top_by_workload(data).items():
+        ranked = ", ".join(
+            f"{r['gpu_id']} ({r['perf_per_dollar'] * 1000:.3f}/k$, {r['market']})"
+            for r in top.iter_rows(named=True)
+        )
+        lines.append(f"  {workload:<16} {ranked or 'none'}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--first-day", help="first partition day (default: snapshot's first)")
+    parser.add_argument("--last-day", help="last partition day (default: snapshot's last)")
+    parser.add_argument("--log-level", default="INFO")
+    args = parser.parse_args(argv)
+
+    settings = GpuvalueSettings()
+    first, last = snapshot_days(settings)
+    first, last = args.first_day or first, args.last_day or last
+    for day in (first, last):
+        dt.date.fromisoformat(day)  # fail early on a malformed --first-day/--last-day
+    home = os.environ.get("DAGSTER_HOME")
+    if home:
+        Path(home).mkdir(parents=True, exist_ok=True)
+        instance = dg.DagsterInstance.get()
+    else:
+        instance = dg.DagsterInstance.ephemeral()
+    print(f"gpuvalue: materializing every asset for partition days {first}..{last}", flush=True)
+    result = run_pipeline(instance, first, last, log_level=args.log_level)
+    if not result.success:
+        failed = [
+            event.step_key
+            for event in result.all_events
+            if event.event_type_value == "STEP_FAILURE"
+        ]
+        print(f"\ngpuvalue: the run failed at {', '.join(failed) or 'a check'}; "
+              "the previous site and published warehouse are unchanged.", file=sys.stderr)
+        return 1
+    with pl.Config(tbl_rows=50):
+        print(summary(settings))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

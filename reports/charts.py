@@ -1,0 +1,105 @@
+"""Altair charts of relative performance and performance per dollar.
+
+Charts are rendered offline by vl-convert (SVG and PNG) next to their Vega-Lite spec, so the
+site needs no CDN and no JavaScript. `CHART_VERSION` is stamped into every spec; bump it
+when a chart's encoding changes so old site versions stay interpretable.
+"""
+
+from pathlib import Path
+
+import altair as alt
+import polars as pl
+
+CHART_VERSION = "1"
+WORKLOAD_TITLES = {
+    "training_16bit": "16-bit training",
+    "inference_16bit": "16-bit inference",
+    "inference_8bit": "8-bit inference",
+}
+_BAR_HEIGHT = 11
+
+
+def _labelled(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(
+        workload_title=pl.col("workload").replace_strict(
+            WORKLOAD_TITLES, default=pl.col("workload")
+        )
+    )
+
+
+def relative_performance_chart(relative: pl.DataFrame, reference_gpu: str) -> alt.FacetChart:
+    """Bars of relative performance per GPU, one panel per workload; estimates marked."""
+    data = _labelled(relative.select("gpu_id", "workload", "value", "method"))
+    order = (
+        relative.filter(pl.col("workload") == "training_16bit")
+        .sort("value", descending=True)["gpu_id"]
+        .to_list()
+    )
+    return (
+        alt.Chart(data, height=_BAR_HEIGHT * max(len(order), 1), width=200)
+        .mark_bar()
+        .encode(
+            y=alt.Y("gpu_id:N", sort=order, title=None),
+            x=alt.X("value:Q", title=f"relative to {reference_gpu} = 1"),
+            color=alt.Color(
+                "method:N",
+                scale=alt.Scale(domain=["measured", "estimated"], range=["#1f77b4", "#c7c7c7"]),
+                title="method",
+            ),
+            tooltip=["gpu_id", "workload", alt.Tooltip("value:Q", format=".2f"), "method"],
+        )
+        .facet(column=alt.Column("workload_title:N", title=None,
+                                 sort=list(WORKLOAD_TITLES.values())))
+        .properties(
+            title="Raw relative performance (debiased benchmarks; grey = estimated from specs)",
+            usermeta={"gpuvalue_chart": "relative_performance", "version": CHART_VERSION},
+        )
+    )
+
+
+def perf_per_dollar_chart(best: pl.DataFrame) -> alt.FacetChart:
+    """Bars of perf per $1,000 of a 1-GPU system, one panel per workload."""
+    data = _labelled(
+        best.select("gpu_id", "workload", "market", "perf_per_dollar", "total_cost_usd")
+    ).with_columns(perf_per_1000_usd=pl.col("perf_per_dollar") * 1000)
+    order = (
+        best.filter(pl.col("workload") == "training_16bit")
+        .sort("perf_per_dollar", descending=True)["gpu_id"]
+        .to_list()
+    )
+    return (
+        alt.Chart(data, height=_BAR_HEIGHT * max(len(order), 1), width=200)
+        .mark_bar()
+        .encode(
+            y=alt.Y("gpu_id:N", sort=order, title=None),
+            x=alt.X("perf_per_1000_usd:Q", title="relative performance per $1,000"),
+            color=alt.Color(
+                "market:N",
+                scale=alt.Scale(domain=["mean", "new", "used"],
+                                range=["#2ca02c", "#1f77b4", "#ff7f0e"]),
+                title="price",
+            ),
+            tooltip=["gpu_id", "market", alt.Tooltip("perf_per_1000_usd:Q", format=".3f"),
+                     alt.Tooltip("total_cost_usd:Q", format="$,.0f")],
+        )
+        .facet(column=alt.Column("workload_title:N", title=None,
+                                 sort=list(WORKLOAD_TITLES.values())))
+        .properties(
+            title="Performance per dollar, 1-GPU system (GPU + host + 5 years of electricity)",
+            usermeta={"gpuvalue_chart": "perf_per_dollar", "version": CHART_VERSION},
+        )
+    )
+
+
+def save_chart(chart: alt.TopLevelMixin, out_dir: Path, name: str) -> dict[str, Path]:
+    """Write `<name>.vl.json`, `<name>.svg` and `<name>.png`; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "spec": out_dir / f"{name}.vl.json",
+        "svg": out_dir / f"{name}.svg",
+        "png": out_dir / f"{name}.png",
+    }
+    chart.save(str(paths["spec"]))
+    chart.save(str(paths["svg"]))
+    chart.save(str(paths["png"]), scale_factor=2)
+    return paths

@@ -1,0 +1,254 @@
+"""The Markdown report: recommendations, input freshness, tables and methodology notes.
+
+`load_report_data` reads what the report needs from the warehouse; `render_markdown` is a
+pure function of that data. The site renders this same Markdown to HTML.
+"""
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+
+from pipeline.model.cost import best_market
+from reports.charts import WORKLOAD_TITLES
+
+REPORT_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the report shows, for one run date."""
+
+    run_date: dt.date
+    reference_gpu: str
+    parameters: dict
+    freshness: pl.DataFrame
+    relative: pl.DataFrame
+    perf: pl.DataFrame
+    cloud: pl.DataFrame
+    gpus: pl.DataFrame
+    price_counts: pl.DataFrame
+
+    @property
+    def best(self) -> pl.DataFrame:
+        """1-GPU perf per dollar at each GPU's preferred price."""
+        return best_market(self.perf, 1)
+
+
+FRESHNESS_SQL = """
+SELECT 'specs' AS input, 'curated spec sheet' AS source, count(*) AS rows,
+       max(as_of) AS as_of FROM gpus
+UNION ALL
+SELECT 'benchmarks', source, count(*), max(as_of) FROM benchmark_results GROUP BY source
+UNION ALL
+SELECT 'retail prices', source || ' (' || market || ')', count(*),
+       max(CAST(observed_at AS DATE)) FROM price_observations GROUP BY source, market
+UNION ALL
+SELECT 'cloud prices', provider, count(*), max(CAST(observed_at AS DATE))
+FROM cloud_offers GROUP BY provider
+ORDER BY input, source
+"""
+
+
+def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> ReportData:
+    """Read the run's model tables and the inputs' freshness from the warehouse."""
+    run = con.sql(
+        "SELECT reference_gpu, parameters FROM model_runs WHERE run_date = ?", params=[run_date]
+    ).fetchall()
+    if not run:
+        raise ValueError(f"no model run for {run_date}: materialize the model first")
+    reference_gpu, parameters = run[0]
+
+    def for_run(table: str) -> pl.DataFrame:
+        return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
+
+    freshness = con.sql(FRESHNESS_SQL).pl().with_columns(
+        age_days=(pl.lit(run_date) - pl.col("as_of")).dt.total_days()
+    )
+    price_counts = con.sql(
+        "SELECT market, sum(n_observations) AS kept, sum(n_dropped) AS dropped, "
+        "count(DISTINCT gpu_id) AS gpus FROM gpu_prices_daily WHERE day <= ? "
+        "GROUP BY market ORDER BY market",
+        params=[run_date],
+    ).pl()
+    return ReportData(
+        run_date=run_date,
+        reference_gpu=reference_gpu,
+        parameters=json.loads(parameters),
+        freshness=freshness,
+        relative=for_run("relative_performance"),
+        perf=for_run("perf_per_dollar"),
+        cloud=for_run("cloud_vs_buy"),
+        gpus=con.sql("SELECT * FROM gpus ORDER BY gpu_id").pl(),
+        price_counts=price_counts,
+    )
+
+
+def top_by_workload(data: ReportData, k: int = 3) -> dict[str, pl.DataFrame]:
+    """The k best GPUs by 1-GPU perf per dollar for each workload."""
+    best = data.best
+    return {
+        workload: best.filter(pl.col("workload") == workload).head(k)
+        for workload in WORKLOAD_TITLES
+    }
+
+
+def _cell(value: object) -> str:
+    # Markdown table cells: keep pipes and newlines from breaking the table.
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(frame: pl.DataFrame, headers: dict[str, str]) -> str:
+    """A Markdown table of the given columns, with display headers."""
+    lines = [
+        "| " + " | ".join(headers.values()) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
+    for row in frame.select(list(headers)).iter_rows():
+        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _money(expr: pl.Expr) -> pl.Expr:
+    return pl.format("${}", expr.round(0).cast(pl.Int64))
+
+
+def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
+    """The report as Markdown (links to the charts relative to the report)."""
+    params = data.parameters
+    out = [
+        f"# gpuvalue report, {data.run_date}",
+        "",
+        "Which GPU gives the most deep-learning performance per dollar, to buy or to rent. "
+        f"Relative performance is normalised to **{data.reference_gpu} = 1.0**. "
+        f"Total cost = GPU price + host system (${params['host_cost_usd']['1']:,.0f} for one "
+        f"GPU) + {params['years']:g} years of electricity at "
+        f"${params['electricity_usd_per_kwh']:g}/kWh and {params['utilization']:.0%} "
+        f"utilisation. Report version {REPORT_VERSION}.",
+        "",
+        "## Best performance per dollar (1-GPU system)",
+        "",
+    ]
+    for workload, top in top_by_workload(data).items():
+        out.append(f"### {WORKLOAD_TITLES[workload]}")
+        out.append("")
+        if top.is_empty():
+            out.append("No priced GPU has a value for this workload.")
+        else:
+            table = top.with_columns(
+                rank=pl.int_range(1, pl.len() + 1),
+                price=_money(pl.col("price_usd")),
+                total=_money(pl.col("total_cost_usd")),
+                rel=pl.col("relative_performance").round(2),
+                ppd=(pl.col("perf_per_dollar") * 1000).round(3),
+            )
+            out.append(markdown_table(table, {
+                "rank": "#", "gpu_id": "GPU", "market": "price basis", "price": "GPU price",
+                "total": "total cost", "rel": "rel. perf", "method": "perf method",
+                "ppd": "perf per $1,000", "price_day": "price as of",
+            }))
+        out.append("")
+
+    out += [
+        "## Charts",
+        "",
+        f"![Raw relative performance]({chart_dir}/relative_performance.svg)",
+        "",
+        f"![Performance per dollar]({chart_dir}/perf_per_dollar.svg)",
+        "",
+        "## How old each input is",
+        "",
+        markdown_table(
+            data.freshness.with_columns(pl.col("as_of").cast(pl.Utf8)),
+            {"input": "input", "source": "source", "rows": "rows", "as_of": "as of",
+             "age_days": "age (days)"},
+        ),
+        "",
+    ]
+    if data.price_counts.height:
+        out += [
+            "Retail observations kept and dropped as outliers (beyond "
+            f"{params['price_mad_k']:g} scaled MADs of the day's median):",
+            "",
+            markdown_table(data.price_counts, {"market": "market", "gpus": "GPUs",
+                                               "kept": "kept", "dropped": "dropped"}),
+            "",
+        ]
+
+    out += ["## Relative performance", ""]
+    wide = (
+        data.relative.pivot(on="workload", index="gpu_id", values="value")
+        .join(
+            data.relative.filter(pl.col("workload") == "training_16bit").select(
+                "gpu_id", "method"
+            ),
+            on="gpu_id",
+        )
+        .sort("training_16bit", descending=True)
+        .with_columns(pl.col(w).round(2) for w in WORKLOAD_TITLES)
+    )
+    out.append(markdown_table(wide, {
+        "gpu_id": "GPU", "training_16bit": "16-bit training",
+        "inference_16bit": "16-bit inference", "inference_8bit": "8-bit inference",
+        "method": "16-bit method",
+    }))
+    out.append("")
+    out.append("8-bit inference is estimated from 16-bit inference: FP8 tensor throughput on "
+               "Ada, Hopper and Blackwell, the 16-bit speed on older GPUs (Dettmers).")
+    out.append("")
+
+    unpriced = sorted(set(data.gpus["gpu_id"]) - set(data.perf["gpu_id"]))
+    out += [
+        "## GPUs without a price",
+        "",
+        ", ".join(unpriced) if unpriced else "Every catalog GPU has a price.",
+        "",
+        "## Renting versus buying",
+        "",
+    ]
+    at = 0.15
+    cloud = data.cloud.filter((pl.col("utilization") - at).abs() < 1e-9)
+    if cloud.is_empty():
+        out.append("No cloud offer matches a priced GPU.")
+    else:
+        cheapest = (
+            cloud.sort("usd_per_gpu_hour")
+            .group_by("gpu_id", "price_type", maintain_order=True)
+            .first()
+            .sort("gpu_id", "price_type")
+            .with_columns(
+                pl.col("usd_per_gpu_hour").round(2),
+                buy=_money(pl.col("buy_cost_usd")),
+                days=pl.col("break_even_days").round(0).cast(pl.Int64).cast(pl.Utf8)
+                .fill_null("never"),
+            )
+        )
+        out.append(f"Cheapest offer per GPU and price type, and the days after which a "
+                   f"1-GPU system is cheaper than renting at {at:.0%} utilisation:")
+        out.append("")
+        out.append(markdown_table(cheapest, {
+            "gpu_id": "GPU", "price_type": "price type", "provider": "provider",
+            "instance_type": "instance", "usd_per_gpu_hour": "$/GPU-hour",
+            "buy": "buy cost", "days": "break-even days",
+        }))
+    out += [
+        "",
+        "## Method in brief",
+        "",
+        "Benchmarks are debiased with Dettmers' constants (batch size: +13.6 % throughput per "
+        "doubling for CNNs, +13.5 % for transformers; multi-GPU runs divided by the GPU count "
+        "times a scaling efficiency), then combined into one relative performance per GPU and "
+        "workload by a two-way log-linear fit, the geometric mean over models. GPUs without "
+        "benchmarks are estimated from memory bandwidth and tensor throughput (grey in the "
+        "charts). Details: docs/methodology.md.",
+        "",
+        "Parameters of this run:",
+        "",
+        "```json",
+        json.dumps(params, indent=2, sort_keys=True),
+        "```",
+        "",
+    ]
+    return "\n".join(out)
