@@ -5,7 +5,7 @@ SHELL := /bin/bash
 # uv is installed with pip when missing; `python3 -m uv` works wherever pip put it.
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 RUN := $(UV) run --frozen
-export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export UV_LINK_MODE ?= copy
 PORT ?= 8000
 
@@ -22,7 +22,6 @@ help:  ## list the targets
 env: .venv/.synced  ## create the environment (uv sync from uv.lock)
 
 run: env  ## run the whole pipeline on the bundled snapshot, offline, and build the site
-	@mkdir -p $(DAGSTER_HOME)
 	$(RUN) python -m pipeline.run
 
 test: env  ## ruff, dg check defs and pytest (deprecation warnings are errors)
@@ -41,7 +40,7 @@ format: env  ## apply ruff's fixes and formatting
 
 dev: env  ## Dagster UI with the nightly schedule, on 127.0.0.1:3000
 	@mkdir -p $(DAGSTER_HOME)
-	$(RUN) dg dev --host 127.0.0.1 --port 3000
+	DAGSTER_HOME=$(DAGSTER_HOME) $(RUN) dg dev --host 127.0.0.1 --port 3000
 
 serve:  ## serve site/ on http://127.0.0.1:$(PORT)
 	@test -f site/index.html || { echo "no site yet: run 'make run' first"; exit 2; }

@@ -26,9 +26,7 @@ RANGE_END = "dagster/asset_partition_range_end"
 
 def snapshot_days(settings: GpuvalueSettings) -> tuple[str, str]:
     """First and last observation day in the bundled retail snapshot."""
-    rows = read_retail_observations(
-        settings.data_path("prices", "retail_observations.csv"), None
-    )
+    rows = read_retail_observations(settings.data_path("prices", "retail_observations.csv"), None)
     days = rows["observed_at"].dt.date()
     return days.min().isoformat(), days.max().isoformat()
 
@@ -95,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-day", help="first partition day (default: snapshot's first)")
     parser.add_argument("--last-day", help="last partition day (default: snapshot's last)")
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument(
+        "--persist",
+        action="store_true",
+        help="record the run in $DAGSTER_HOME (visible in `make dev`); slower: Dagster "
+        "then stores one materialization per partition day on disk",
+    )
     args = parser.parse_args(argv)
 
     settings = GpuvalueSettings()
@@ -103,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     for day in (first, last):
         dt.date.fromisoformat(day)  # fail early on a malformed --first-day/--last-day
     home = os.environ.get("DAGSTER_HOME")
-    if home:
+    if args.persist and home:
         Path(home).mkdir(parents=True, exist_ok=True)
         instance = dg.DagsterInstance.get()
     else:
@@ -116,8 +120,11 @@ def main(argv: list[str] | None = None) -> int:
             for event in result.all_events
             if event.event_type_value == "STEP_FAILURE"
         ]
-        print(f"\ngpuvalue: the run failed at {', '.join(failed) or 'a check'}; "
-              "the previous site and published warehouse are unchanged.", file=sys.stderr)
+        print(
+            f"\ngpuvalue: the run failed at {', '.join(failed) or 'a check'}; "
+            "the previous site and published warehouse are unchanged.",
+            file=sys.stderr,
+        )
         return 1
     with pl.Config(tbl_rows=50):
         print(summary(settings))

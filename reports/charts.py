@@ -48,8 +48,9 @@ def relative_performance_chart(relative: pl.DataFrame, reference_gpu: str) -> al
             ),
             tooltip=["gpu_id", "workload", alt.Tooltip("value:Q", format=".2f"), "method"],
         )
-        .facet(column=alt.Column("workload_title:N", title=None,
-                                 sort=list(WORKLOAD_TITLES.values())))
+        .facet(
+            column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values()))
+        )
         .properties(
             title="Raw relative performance (debiased benchmarks; grey = estimated from specs)",
             usermeta={"gpuvalue_chart": "relative_performance", "version": CHART_VERSION},
@@ -75,15 +76,21 @@ def perf_per_dollar_chart(best: pl.DataFrame) -> alt.FacetChart:
             x=alt.X("perf_per_1000_usd:Q", title="relative performance per $1,000"),
             color=alt.Color(
                 "market:N",
-                scale=alt.Scale(domain=["mean", "new", "used"],
-                                range=["#2ca02c", "#1f77b4", "#ff7f0e"]),
+                scale=alt.Scale(
+                    domain=["mean", "new", "used"], range=["#2ca02c", "#1f77b4", "#ff7f0e"]
+                ),
                 title="price",
             ),
-            tooltip=["gpu_id", "market", alt.Tooltip("perf_per_1000_usd:Q", format=".3f"),
-                     alt.Tooltip("total_cost_usd:Q", format="$,.0f")],
+            tooltip=[
+                "gpu_id",
+                "market",
+                alt.Tooltip("perf_per_1000_usd:Q", format=".3f"),
+                alt.Tooltip("total_cost_usd:Q", format="$,.0f"),
+            ],
         )
-        .facet(column=alt.Column("workload_title:N", title=None,
-                                 sort=list(WORKLOAD_TITLES.values())))
+        .facet(
+            column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values()))
+        )
         .properties(
             title="Performance per dollar, 1-GPU system (GPU + host + 5 years of electricity)",
             usermeta={"gpuvalue_chart": "perf_per_dollar", "version": CHART_VERSION},

@@ -22,6 +22,7 @@ class ReportData:
     """Everything the report shows, for one run date."""
 
     run_date: dt.date
+    today: dt.date
     reference_gpu: str
     parameters: dict
     freshness: pl.DataFrame
@@ -52,8 +53,15 @@ ORDER BY input, source
 """
 
 
-def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> ReportData:
-    """Read the run's model tables and the inputs' freshness from the warehouse."""
+def load_report_data(
+    con: duckdb.DuckDBPyConnection, run_date: dt.date, today: dt.date | None = None
+) -> ReportData:
+    """Read the run's model tables and the inputs' freshness from the warehouse.
+
+    Input ages are counted to `today` (the build date, UTC): what a reader needs to know
+    is how old a figure is now, not relative to the run's as-of date.
+    """
+    today = today or dt.datetime.now(dt.UTC).date()
     run = con.sql(
         "SELECT reference_gpu, parameters FROM model_runs WHERE run_date = ?", params=[run_date]
     ).fetchall()
@@ -64,8 +72,10 @@ def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> Repor
     def for_run(table: str) -> pl.DataFrame:
         return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
 
-    freshness = con.sql(FRESHNESS_SQL).pl().with_columns(
-        age_days=(pl.lit(run_date) - pl.col("as_of")).dt.total_days()
+    freshness = (
+        con.sql(FRESHNESS_SQL)
+        .pl()
+        .with_columns(age_days=(pl.lit(today) - pl.col("as_of")).dt.total_days())
     )
     price_counts = con.sql(
         "SELECT market, sum(n_observations) AS kept, sum(n_dropped) AS dropped, "
@@ -75,6 +85,7 @@ def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> Repor
     ).pl()
     return ReportData(
         run_date=run_date,
+        today=today,
         reference_gpu=reference_gpu,
         parameters=json.loads(parameters),
         freshness=freshness,
@@ -144,11 +155,22 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
                 rel=pl.col("relative_performance").round(2),
                 ppd=(pl.col("perf_per_dollar") * 1000).round(3),
             )
-            out.append(markdown_table(table, {
-                "rank": "#", "gpu_id": "GPU", "market": "price basis", "price": "GPU price",
-                "total": "total cost", "rel": "rel. perf", "method": "perf method",
-                "ppd": "perf per $1,000", "price_day": "price as of",
-            }))
+            out.append(
+                markdown_table(
+                    table,
+                    {
+                        "rank": "#",
+                        "gpu_id": "GPU",
+                        "market": "price basis",
+                        "price": "GPU price",
+                        "total": "total cost",
+                        "rel": "rel. perf",
+                        "method": "perf method",
+                        "ppd": "perf per $1,000",
+                        "price_day": "price as of",
+                    },
+                )
+            )
         out.append("")
 
     out += [
@@ -160,10 +182,18 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
         "",
         "## How old each input is",
         "",
+        f"Ages in days on {data.today} (the build date). The newest input dates this run: "
+        f"{data.run_date}.",
+        "",
         markdown_table(
             data.freshness.with_columns(pl.col("as_of").cast(pl.Utf8)),
-            {"input": "input", "source": "source", "rows": "rows", "as_of": "as of",
-             "age_days": "age (days)"},
+            {
+                "input": "input",
+                "source": "source",
+                "rows": "rows",
+                "as_of": "as of",
+                "age_days": "age (days)",
+            },
         ),
         "",
     ]
@@ -172,8 +202,10 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
             "Retail observations kept and dropped as outliers (beyond "
             f"{params['price_mad_k']:g} scaled MADs of the day's median):",
             "",
-            markdown_table(data.price_counts, {"market": "market", "gpus": "GPUs",
-                                               "kept": "kept", "dropped": "dropped"}),
+            markdown_table(
+                data.price_counts,
+                {"market": "market", "gpus": "GPUs", "kept": "kept", "dropped": "dropped"},
+            ),
             "",
         ]
 
@@ -181,22 +213,29 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
     wide = (
         data.relative.pivot(on="workload", index="gpu_id", values="value")
         .join(
-            data.relative.filter(pl.col("workload") == "training_16bit").select(
-                "gpu_id", "method"
-            ),
+            data.relative.filter(pl.col("workload") == "training_16bit").select("gpu_id", "method"),
             on="gpu_id",
         )
         .sort("training_16bit", descending=True)
         .with_columns(pl.col(w).round(2) for w in WORKLOAD_TITLES)
     )
-    out.append(markdown_table(wide, {
-        "gpu_id": "GPU", "training_16bit": "16-bit training",
-        "inference_16bit": "16-bit inference", "inference_8bit": "8-bit inference",
-        "method": "16-bit method",
-    }))
+    out.append(
+        markdown_table(
+            wide,
+            {
+                "gpu_id": "GPU",
+                "training_16bit": "16-bit training",
+                "inference_16bit": "16-bit inference",
+                "inference_8bit": "8-bit inference",
+                "method": "16-bit method",
+            },
+        )
+    )
     out.append("")
-    out.append("8-bit inference is estimated from 16-bit inference: FP8 tensor throughput on "
-               "Ada, Hopper and Blackwell, the 16-bit speed on older GPUs (Dettmers).")
+    out.append(
+        "8-bit inference is estimated from 16-bit inference: FP8 tensor throughput on "
+        "Ada, Hopper and Blackwell, the 16-bit speed on older GPUs (Dettmers)."
+    )
     out.append("")
 
     unpriced = sorted(set(data.gpus["gpu_id"]) - set(data.perf["gpu_id"]))
@@ -221,18 +260,32 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
             .with_columns(
                 pl.col("usd_per_gpu_hour").round(2),
                 buy=_money(pl.col("buy_cost_usd")),
-                days=pl.col("break_even_days").round(0).cast(pl.Int64).cast(pl.Utf8)
+                days=pl.col("break_even_days")
+                .round(0)
+                .cast(pl.Int64)
+                .cast(pl.Utf8)
                 .fill_null("never"),
             )
         )
-        out.append(f"Cheapest offer per GPU and price type, and the days after which a "
-                   f"1-GPU system is cheaper than renting at {at:.0%} utilisation:")
+        out.append(
+            f"Cheapest offer per GPU and price type, and the days after which a "
+            f"1-GPU system is cheaper than renting at {at:.0%} utilisation:"
+        )
         out.append("")
-        out.append(markdown_table(cheapest, {
-            "gpu_id": "GPU", "price_type": "price type", "provider": "provider",
-            "instance_type": "instance", "usd_per_gpu_hour": "$/GPU-hour",
-            "buy": "buy cost", "days": "break-even days",
-        }))
+        out.append(
+            markdown_table(
+                cheapest,
+                {
+                    "gpu_id": "GPU",
+                    "price_type": "price type",
+                    "provider": "provider",
+                    "instance_type": "instance",
+                    "usd_per_gpu_hour": "$/GPU-hour",
+                    "buy": "buy cost",
+                    "days": "break-even days",
+                },
+            )
+        )
     out += [
         "",
         "## Method in brief",

@@ -85,8 +85,16 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
         Column("as_of", "date"),
         Column("citation"),
     ]
-    key = ("source", "gpu_id", "model", "task", "precision", "num_gpus",
-           "batch_size_per_gpu", "software_era")
+    key = (
+        "source",
+        "gpu_id",
+        "model",
+        "task",
+        "precision",
+        "num_gpus",
+        "batch_size_per_gpu",
+        "software_era",
+    )
     return read_table(path, columns, unique=key)
 
 
@@ -94,8 +102,12 @@ def read_fx_rates(path: str | Path) -> pl.DataFrame:
     """Dated USD value of one unit of each currency."""
     columns = [
         Column("day", "date"),
-        Column("currency", check=lambda v: None if re.fullmatch(r"[A-Z]{3}", str(v))
-               else f"not an ISO currency code: {v!r}"),
+        Column(
+            "currency",
+            check=lambda v: (
+                None if re.fullmatch(r"[A-Z]{3}", str(v)) else f"not an ISO currency code: {v!r}"
+            ),
+        ),
         Column("usd_per_unit", "float", exclusive_minimum=0),
         Column("source"),
     ]
@@ -111,8 +123,12 @@ def read_retail_observations(path: str | Path, gpu_ids: frozenset[str] | None) -
         _gpu_column(gpu_ids),
         Column("title"),
         Column("price", "float", exclusive_minimum=0),
-        Column("currency", check=lambda v: None if re.fullmatch(r"[A-Z]{3}", str(v))
-               else f"not an ISO currency code: {v!r}"),
+        Column(
+            "currency",
+            check=lambda v: (
+                None if re.fullmatch(r"[A-Z]{3}", str(v)) else f"not an ISO currency code: {v!r}"
+            ),
+        ),
         Column("url", check=https_url),
         Column("listing_id", required=False),
         Column("citation"),
@@ -135,32 +151,41 @@ def read_cloud_offers(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.Da
     ]
     key = ("observed_at", "provider", "instance_type", "region", "price_type")
     frame = read_table(path, columns, unique=key)
-    return frame.with_columns(
-        usd_per_gpu_hour=pl.col("usd_per_hour") / pl.col("gpu_count")
-    )
+    return frame.with_columns(usd_per_gpu_hour=pl.col("usd_per_hour") / pl.col("gpu_count"))
 
 
 def to_usd(observations: pl.DataFrame, rates: pl.DataFrame, path: str | Path) -> pl.DataFrame:
     """Add `price_usd` using the newest rate on or before each observation's day.
 
-    An observation in a currency with no earlier rate is an error (never a guess).
+    USD needs no rate. An observation in another currency with no earlier rate is an error
+    naming the file and the observation (never a guessed rate).
     """
-    dated = observations.with_row_index("_row").with_columns(
-        _day=pl.col("observed_at").dt.date()
-    )
-    joined = dated.sort("_day").join_asof(
-        rates.select("day", "currency", "usd_per_unit").sort("day"),
-        left_on="_day",
-        right_on="day",
-        by="currency",
-        strategy="backward",
+    dated = observations.with_row_index("_row").with_columns(_day=pl.col("observed_at").dt.date())
+    joined = (
+        dated.sort("_day")
+        .join_asof(
+            rates.select("day", "currency", "usd_per_unit").sort("day"),
+            left_on="_day",
+            right_on="day",
+            by="currency",
+            strategy="backward",
+            check_sortedness=False,  # sorted by day just above; Polars cannot verify per group
+        )
+        .with_columns(
+            usd_per_unit=pl.when(pl.col("currency") == "USD")
+            .then(1.0)
+            .otherwise(pl.col("usd_per_unit"))
+        )
     )
     missing = joined.filter(pl.col("usd_per_unit").is_null() & pl.col("price").is_not_null())
     if missing.height:
         first = missing.row(0, named=True)
         raise BadInputError(
-            path, 0, "currency",
-            f"no exchange rate for {first['currency']} on or before {first['_day']}",
+            path,
+            0,
+            "currency",
+            f"no exchange rate for {first['currency']} on or before {first['_day']} "
+            f"(observation {first['title']!r}); add one to fx_rates.csv",
         )
     return (
         joined.sort("_row")

@@ -12,6 +12,7 @@ from pipeline.model.performance import (
     eight_bit_speedup,
     estimate_from_specs,
     fit_log_performance,
+    place_on_anchor,
     relative_performance,
 )
 from pipeline.model.prices import daily_prices, latest_prices
@@ -39,6 +40,7 @@ def bench(rows):
     base = {
         "source": "lambda",
         "software_era": "v1",
+        "citation": "lambdal/deeplearning-benchmark pytorch-train-throughput-fp16.csv@aa5addb6",
         "task": "training",
         "precision": "fp16",
         "workload_class": "cnn",
@@ -79,10 +81,18 @@ def test_renting_cheaper_than_electricity_never_breaks_even():
 def test_batch_size_correction_follows_dettmers_formula():
     rows = bench(
         [
-            {"gpu_id": "small", "model": "resnet50", "batch_size_per_gpu": 256,
-             "throughput": 800.0},
-            {"gpu_id": "big", "model": "resnet50", "batch_size_per_gpu": 1024,
-             "throughput": 1600.0},
+            {
+                "gpu_id": "small",
+                "model": "resnet50",
+                "batch_size_per_gpu": 256,
+                "throughput": 800.0,
+            },
+            {
+                "gpu_id": "big",
+                "model": "resnet50",
+                "batch_size_per_gpu": 1024,
+                "throughput": 1600.0,
+            },
         ]
     )
     out = debias(rows, PARAMS, DAY).sort("gpu_id")
@@ -101,10 +111,20 @@ def test_multi_gpu_rows_are_used_only_without_a_single_gpu_row():
     rows = bench(
         [
             {"gpu_id": "a", "model": "m", "batch_size_per_gpu": 64, "throughput": 100.0},
-            {"gpu_id": "a", "model": "m", "num_gpus": 8, "batch_size_per_gpu": 64,
-             "throughput": 700.0},
-            {"gpu_id": "b", "model": "m", "num_gpus": 8, "batch_size_per_gpu": 64,
-             "throughput": 1376.0},
+            {
+                "gpu_id": "a",
+                "model": "m",
+                "num_gpus": 8,
+                "batch_size_per_gpu": 64,
+                "throughput": 700.0,
+            },
+            {
+                "gpu_id": "b",
+                "model": "m",
+                "num_gpus": 8,
+                "batch_size_per_gpu": 64,
+                "throughput": 1376.0,
+            },
         ]
     )
     out = debias(rows, PARAMS, DAY).sort("gpu_id")
@@ -113,13 +133,47 @@ def test_multi_gpu_rows_are_used_only_without_a_single_gpu_row():
     assert out["throughput_per_gpu"].to_list() == pytest.approx([100.0, 1376 / (8 * 0.86)])
 
 
+def test_tables_from_different_files_are_not_pooled():
+    rows = bench(
+        [
+            {
+                "gpu_id": "a",
+                "task": "inference",
+                "model": "rn50",
+                "batch_size_per_gpu": 8,
+                "throughput": 100.0,
+                "citation": "pytorch/README.md",
+            },
+            {
+                "gpu_id": "b",
+                "task": "inference",
+                "model": "rn50",
+                "batch_size_per_gpu": 64,
+                "throughput": 900.0,
+                "citation": "tensorrt/README.md",
+            },
+        ]
+    )
+    # Each README keeps its own modal batch size: both rows survive.
+    assert debias(rows, PARAMS, DAY).height == 2
+
+
 def test_inference_sweeps_keep_the_modal_batch_and_are_not_batch_corrected():
     rows = bench(
         [
-            {"gpu_id": g, "task": "inference", "model": "rn50", "batch_size_per_gpu": bs,
-             "throughput": t}
-            for g, bs, t in [("a", 1, 80.0), ("a", 64, 2000.0), ("b", 64, 1000.0),
-                             ("b", 128, 1100.0)]
+            {
+                "gpu_id": g,
+                "task": "inference",
+                "model": "rn50",
+                "batch_size_per_gpu": bs,
+                "throughput": t,
+            }
+            for g, bs, t in [
+                ("a", 1, 80.0),
+                ("a", 64, 2000.0),
+                ("b", 64, 1000.0),
+                ("b", 128, 1100.0),
+            ]
         ]
     )
     out = debias(rows, PARAMS, DAY)
@@ -129,8 +183,17 @@ def test_inference_sweeps_keep_the_modal_batch_and_are_not_batch_corrected():
 
 
 def test_fp32_rows_do_not_feed_16bit_workloads():
-    rows = bench([{"gpu_id": "a", "model": "m", "precision": "tf32", "batch_size_per_gpu": 8,
-                   "throughput": 10.0}])
+    rows = bench(
+        [
+            {
+                "gpu_id": "a",
+                "model": "m",
+                "precision": "tf32",
+                "batch_size_per_gpu": 8,
+                "throughput": 10.0,
+            }
+        ]
+    )
     assert debias(rows, PARAMS, DAY).is_empty()
 
 
@@ -164,8 +227,35 @@ def test_two_way_fit_bridges_tables_through_a_shared_gpu():
     fit = fit_log_performance(rows, "ref")
     p = dict(zip(fit["gpu_id"], fit["log_perf"], strict=True))
     assert math.exp(p["far"] - p["ref"]) == pytest.approx(6.0)
-    # A GPU in a table no other GPU shares cannot be compared: it is left out.
-    assert "island" not in p
+    # A GPU in a table no other GPU shares is its own set, not the reference's.
+    main = dict(zip(fit["gpu_id"], fit["main"], strict=True))
+    assert main == {"ref": True, "mid": True, "far": True, "island": False}
+
+
+def test_disconnected_sets_keep_their_ratios_and_land_on_the_anchor_scale():
+    rows = pl.DataFrame(
+        {
+            "gpu_id": ["ref", "a", "b", "c"],
+            "table": ["t1", "t1", "t2", "t2"],
+            "throughput_per_gpu": [10.0, 20.0, 7.0, 21.0],
+        }
+    )
+    fit = fit_log_performance(rows, "ref")
+    # Anchor says a = 2, b = 1, c = 4 (ref = 1); the b/c set is shifted by the median
+    # of its offsets, keeping c/b = 3 exactly: b = sqrt(4/3), c = 3 * sqrt(4/3).
+    anchor = pl.DataFrame(
+        {
+            "gpu_id": ["ref", "a", "b", "c", "none"],
+            "anchor_log": [0.0, math.log(2), 0.0, math.log(4), math.log(5)],
+        }
+    )
+    placed = place_on_anchor(fit, anchor)
+    p = dict(zip(placed["gpu_id"], placed["log_perf"], strict=True))
+    ref = p["ref"]
+    assert math.exp(p["a"] - ref) == pytest.approx(2.0)
+    assert math.exp(p["c"] - p["b"]) == pytest.approx(3.0)
+    assert math.exp(p["b"] - ref) == pytest.approx(math.sqrt(4 / 3))
+    assert math.exp(p["none"] - ref) == pytest.approx(5.0)
 
 
 def test_spec_estimate_uses_fixed_elasticities_with_few_gpus():
@@ -187,8 +277,13 @@ def test_relative_performance_normalises_to_reference_and_marks_estimates():
         [
             {"gpu_id": "ref", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0},
             {"gpu_id": "x", "memory_bandwidth_gbs": 2000.0, "fp16_tensor_tflops": 200.0},
-            {"gpu_id": "new", "memory_bandwidth_gbs": 4000.0, "fp16_tensor_tflops": 400.0,
-             "architecture": "hopper", "fp8_tensor_tflops": 800.0},
+            {
+                "gpu_id": "new",
+                "memory_bandwidth_gbs": 4000.0,
+                "fp16_tensor_tflops": 400.0,
+                "architecture": "hopper",
+                "fp8_tensor_tflops": 800.0,
+            },
         ]
     )
     debiased = pl.DataFrame(
@@ -197,6 +292,7 @@ def test_relative_performance_normalises_to_reference_and_marks_estimates():
             "gpu_id": ["ref", "x", "ref", "x"],
             "source": ["s"] * 4,
             "software_era": ["e"] * 4,
+            "citation": ["c"] * 4,
             "model": ["m"] * 4,
             "precision": ["fp16"] * 4,
             "throughput_per_gpu": [100.0, 180.0, 50.0, 100.0],
@@ -211,8 +307,13 @@ def test_relative_performance_normalises_to_reference_and_marks_estimates():
     assert value[("training_16bit", "new")]["method"] == "estimated"
     # Fixed elasticities 0.5/0.5, level fitted on ref and x: new = 4x ref's specs.
     level = (math.log(1.8) - 0.5 * math.log(2) - 0.5 * math.log(2)) / 2
-    assert value[("training_16bit", "new")]["value"] == pytest.approx(
-        math.exp(level + math.log(4))
+    assert value[("training_16bit", "new")]["value"] == pytest.approx(math.exp(level + math.log(4)))
+    # Unmeasured inference = training value x median inference/training ratio of the
+    # GPUs measured in both (ref: 1/1, x: 2/1.8).
+    ratio = math.exp((0.0 + math.log(2.0 / 1.8)) / 2)
+    assert value[("inference_16bit", "new")]["method"] == "estimated"
+    assert value[("inference_16bit", "new")]["value"] == pytest.approx(
+        value[("training_16bit", "new")]["value"] * ratio
     )
     # 8-bit: FP8 doubles Hopper's speed; ampere runs 8-bit at its 16-bit speed.
     assert value[("inference_8bit", "x")]["value"] == pytest.approx(2.0)
@@ -225,8 +326,13 @@ def test_relative_performance_normalises_to_reference_and_marks_estimates():
 def test_eight_bit_speedup_only_for_fp8_architectures():
     gpus = gpus_frame(
         [
-            {"gpu_id": "ada", "memory_bandwidth_gbs": 1.0, "fp16_tensor_tflops": 82.6,
-             "architecture": "ada", "fp8_tensor_tflops": 165.2},
+            {
+                "gpu_id": "ada",
+                "memory_bandwidth_gbs": 1.0,
+                "fp16_tensor_tflops": 82.6,
+                "architecture": "ada",
+                "fp8_tensor_tflops": 165.2,
+            },
             {"gpu_id": "amp", "memory_bandwidth_gbs": 1.0, "fp16_tensor_tflops": 312.0},
         ]
     )
@@ -266,8 +372,12 @@ def test_daily_price_keeps_everything_when_mad_is_zero():
 def test_latest_prices_adds_mean_market_dated_by_the_older_price():
     daily = pl.DataFrame(
         {
-            "day": [dt.date(2026, 1, 1), dt.date(2026, 3, 1), dt.date(2026, 2, 1),
-                    dt.date(2026, 9, 1)],
+            "day": [
+                dt.date(2026, 1, 1),
+                dt.date(2026, 3, 1),
+                dt.date(2026, 2, 1),
+                dt.date(2026, 9, 1),
+            ],
             "gpu_id": ["g"] * 4,
             "market": ["new", "new", "used", "used"],
             "price_usd": [1000.0, 900.0, 600.0, 1.0],
@@ -283,15 +393,19 @@ def test_latest_prices_adds_mean_market_dated_by_the_older_price():
 
 def test_perf_per_dollar_by_hand():
     relative = pl.DataFrame(
-        {"gpu_id": ["g"], "workload": ["training_16bit"], "value": [2.0],
-         "method": ["measured"]}
+        {"gpu_id": ["g"], "workload": ["training_16bit"], "value": [2.0], "method": ["measured"]}
     )
     prices = pl.DataFrame(
-        {"gpu_id": ["g"], "market": ["new"], "price_usd": [1600.0],
-         "price_day": [dt.date(2026, 5, 1)]}
+        {
+            "gpu_id": ["g"],
+            "market": ["new"],
+            "price_usd": [1600.0],
+            "price_day": [dt.date(2026, 5, 1)],
+        }
     )
-    gpus = gpus_frame([{"gpu_id": "g", "memory_bandwidth_gbs": 1.0, "fp16_tensor_tflops": 1.0,
-                        "tdp_w": 450.0}])
+    gpus = gpus_frame(
+        [{"gpu_id": "g", "memory_bandwidth_gbs": 1.0, "fp16_tensor_tflops": 1.0, "tdp_w": 450.0}]
+    )
     out = perf_per_dollar(relative, prices, gpus, PARAMS, DAY).sort("system_gpus")
     one, two = out.row(0, named=True), out.row(1, named=True)
     yearly_1 = electricity_usd_per_year(450, 0.15, 0.175)
@@ -328,13 +442,14 @@ def test_cloud_vs_buy_uses_cheapest_offer_per_price_type():
         }
     )
     prices = pl.DataFrame({"gpu_id": ["g"], "market": ["new"], "price_usd": [700.0]})
-    gpus = gpus_frame([{"gpu_id": "g", "memory_bandwidth_gbs": 1.0, "fp16_tensor_tflops": 1.0,
-                        "tdp_w": 350.0}])
+    gpus = gpus_frame(
+        [{"gpu_id": "g", "memory_bandwidth_gbs": 1.0, "fp16_tensor_tflops": 1.0, "tdp_w": 350.0}]
+    )
     params = ModelParameters(host_watts=100.0, electricity_usd_per_kwh=0.12)
     out = cloud_vs_buy(offers, prices, gpus, params, DAY)
-    row = out.filter(
-        (pl.col("price_type") == "on_demand") & (pl.col("utilization") == 0.15)
-    ).row(0, named=True)
+    row = out.filter((pl.col("price_type") == "on_demand") & (pl.col("utilization") == 0.15)).row(
+        0, named=True
+    )
     assert row["usd_per_gpu_hour"] == 2.14 and row["instance_type"] == "small"
     assert row["buy_cost_usd"] == 700 + 1500
     assert row["break_even_days"] == pytest.approx(

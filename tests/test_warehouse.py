@@ -8,8 +8,14 @@ from warehouse.db import connect, migrate, migrations, replace_rows, row_counts,
 from warehouse.publish import open_published, publish
 
 CORE_TABLES = {
-    "gpus", "price_observations", "gpu_prices_daily", "cloud_offers", "benchmark_results",
-    "relative_performance", "perf_per_dollar", "cloud_vs_buy",
+    "gpus",
+    "price_observations",
+    "gpu_prices_daily",
+    "cloud_offers",
+    "benchmark_results",
+    "relative_performance",
+    "perf_per_dollar",
+    "cloud_vs_buy",
 }
 
 

@@ -130,6 +130,4 @@ def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
         "SELECT table_name FROM information_schema.tables "
         "WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name"
     ).fetchall()
-    return {
-        name: con.sql(f'SELECT count(*) FROM "{name}"').fetchall()[0][0] for (name,) in tables
-    }
+    return {name: con.sql(f'SELECT count(*) FROM "{name}"').fetchall()[0][0] for (name,) in tables}

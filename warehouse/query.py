@@ -19,7 +19,7 @@ DEFAULT_PUBLISHED = Path("warehouse/published")
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("sql", help="the query, e.g. \"SELECT * FROM gpus LIMIT 5\"")
+    parser.add_argument("sql", help='the query, e.g. "SELECT * FROM gpus LIMIT 5"')
     parser.add_argument(
         "--published",
         default=os.environ.get("GPUVALUE_PUBLISHED_DIR", str(DEFAULT_PUBLISHED)),

@@ -23,9 +23,7 @@ def _result(problems: list[str], **metadata) -> dg.AssetCheckResult:
 def gpus_unique_ids(warehouse: DuckDBResource) -> dg.AssetCheckResult:
     """No duplicate or empty gpu_id in the catalog."""
     with open_warehouse(warehouse) as con:
-        dupes = con.sql(
-            "SELECT gpu_id FROM gpus GROUP BY gpu_id HAVING count(*) > 1"
-        ).fetchall()
+        dupes = con.sql("SELECT gpu_id FROM gpus GROUP BY gpu_id HAVING count(*) > 1").fetchall()
         total = con.sql("SELECT count(*) FROM gpus").fetchall()[0][0]
     problems = [f"duplicate gpu_id {d[0]}" for d in dupes]
     if total == 0:

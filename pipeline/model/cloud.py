@@ -75,8 +75,15 @@ def cloud_vs_buy(
             run_date=pl.lit(run_date),
         )
         .select(
-            "run_date", "gpu_id", "provider", "price_type", "utilization", "break_even_days",
-            "usd_per_gpu_hour", "buy_cost_usd", "instance_type",
+            "run_date",
+            "gpu_id",
+            "provider",
+            "price_type",
+            "utilization",
+            "break_even_days",
+            "usd_per_gpu_hour",
+            "buy_cost_usd",
+            "instance_type",
         )
         .sort("gpu_id", "provider", "price_type", "utilization")
     )

@@ -55,17 +55,33 @@ def perf_per_dollar(
             + params.years * pl.col("electricity_usd_per_year"),
         )
         .with_columns(
-            perf_per_dollar=pl.col("system_gpus") * pl.col("value") * pl.col("efficiency")
+            perf_per_dollar=pl.col("system_gpus")
+            * pl.col("value")
+            * pl.col("efficiency")
             / pl.col("total_cost_usd"),
             run_date=pl.lit(run_date),
         )
         .select(
-            "run_date", "gpu_id", "workload", "system_gpus", "market", "price_usd",
-            "total_cost_usd", "electricity_usd_per_year", "perf_per_dollar",
-            pl.col("value").alias("relative_performance"), "method", "price_day",
+            "run_date",
+            "gpu_id",
+            "workload",
+            "system_gpus",
+            "market",
+            "price_usd",
+            "total_cost_usd",
+            "electricity_usd_per_year",
+            "perf_per_dollar",
+            pl.col("value").alias("relative_performance"),
+            "method",
+            "price_day",
         )
-        .sort("workload", "system_gpus", "market", "perf_per_dollar",
-              descending=[False, False, False, True])
+        .sort(
+            "workload",
+            "system_gpus",
+            "market",
+            "perf_per_dollar",
+            descending=[False, False, False, True],
+        )
     )
 
 

@@ -13,7 +13,10 @@ import polars as pl
 
 from pipeline.model.parameters import ModelParameters
 
-GROUP = ["source", "software_era", "model", "task", "precision"]
+# One published table: rows in it were measured the same way, so they compare directly.
+# The citation (file/README) is part of it: one source can publish several tables of the
+# same model (e.g. a PyTorch and a TensorRT inference table in NVIDIA's examples).
+GROUP = ["source", "software_era", "citation", "model", "task", "precision"]
 
 
 def workload_of() -> pl.Expr:
@@ -39,9 +42,7 @@ def select_comparable(results: pl.DataFrame) -> pl.DataFrame:
       only the batch size most GPUs of that table were measured at.
     """
     rows = results.with_columns(workload=workload_of()).filter(pl.col("workload").is_not_null())
-    rows = rows.filter(
-        pl.col("num_gpus") == pl.col("num_gpus").min().over(GROUP + ["gpu_id"])
-    )
+    rows = rows.filter(pl.col("num_gpus") == pl.col("num_gpus").min().over(GROUP + ["gpu_id"]))
     modal = (
         rows.filter(pl.col("task") == "inference")
         .group_by(GROUP + ["batch_size_per_gpu"])
@@ -74,9 +75,15 @@ def debias(results: pl.DataFrame, params: ModelParameters, run_date: dt.date) ->
         _gain=pl.col("workload_class").replace_strict(gains, return_dtype=pl.Float64),
         multi_gpu_efficiency=pl.col("num_gpus").replace_strict(efficiency, return_dtype=pl.Float64),
     )
-    batch_factor = pl.when(pl.col("task") == "training").then(
-        (1 + pl.col("_gain")).pow((pl.col("batch_size_ref") / pl.col("batch_size_per_gpu")).log(2))
-    ).otherwise(1.0)
+    batch_factor = (
+        pl.when(pl.col("task") == "training")
+        .then(
+            (1 + pl.col("_gain")).pow(
+                (pl.col("batch_size_ref") / pl.col("batch_size_per_gpu")).log(2)
+            )
+        )
+        .otherwise(1.0)
+    )
     return (
         rows.with_columns(batch_factor=batch_factor)
         .with_columns(
@@ -86,9 +93,23 @@ def debias(results: pl.DataFrame, params: ModelParameters, run_date: dt.date) ->
             run_date=pl.lit(run_date),
         )
         .select(
-            "run_date", "source", "software_era", "gpu_id", "model", "workload_class", "task",
-            "precision", "workload", "num_gpus", "batch_size_per_gpu", "throughput",
-            "batch_size_ref", "batch_factor", "multi_gpu_efficiency", "throughput_per_gpu",
+            "run_date",
+            "source",
+            "software_era",
+            "citation",
+            "gpu_id",
+            "model",
+            "workload_class",
+            "task",
+            "precision",
+            "workload",
+            "num_gpus",
+            "batch_size_per_gpu",
+            "throughput",
+            "batch_size_ref",
+            "batch_factor",
+            "multi_gpu_efficiency",
+            "throughput_per_gpu",
         )
         .sort("workload", "gpu_id", "source", "model")
     )

@@ -19,13 +19,20 @@ def daily_prices(observations: pl.DataFrame, mad_k: float = 3.0) -> pl.DataFrame
     priced = observations.filter(
         pl.col("gpu_id").is_not_null() & pl.col("price_usd").is_not_null()
     ).with_columns(day=pl.col("observed_at").dt.date())
-    flagged = priced.with_columns(
-        _median=pl.col("price_usd").median().over(keys),
-    ).with_columns(
-        _mad=(pl.col("price_usd") - pl.col("_median")).abs().median().over(keys),
-    ).with_columns(
-        _outlier=(pl.col("_mad") > 0)
-        & ((pl.col("price_usd") - pl.col("_median")).abs() > mad_k * _MAD_SCALE * pl.col("_mad"))
+    flagged = (
+        priced.with_columns(
+            _median=pl.col("price_usd").median().over(keys),
+        )
+        .with_columns(
+            _mad=(pl.col("price_usd") - pl.col("_median")).abs().median().over(keys),
+        )
+        .with_columns(
+            _outlier=(pl.col("_mad") > 0)
+            & (
+                (pl.col("price_usd") - pl.col("_median")).abs()
+                > mad_k * _MAD_SCALE * pl.col("_mad")
+            )
+        )
     )
     return (
         flagged.group_by(keys)

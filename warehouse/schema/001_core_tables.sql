@@ -81,6 +81,7 @@ CREATE TABLE benchmark_debiased (
     run_date DATE NOT NULL,
     source VARCHAR NOT NULL,
     software_era VARCHAR NOT NULL,
+    citation VARCHAR,
     gpu_id VARCHAR NOT NULL,
     model VARCHAR NOT NULL,
     workload_class VARCHAR NOT NULL,

@@ -142,12 +142,15 @@ def price_observations(
         )
     days = rows["observed_at"].dt.date().n_unique()
     context.log.info(
-        f"price_observations {first}..{last}: {inserted} rows on {days} days "
-        f"(replaced {deleted})"
+        f"price_observations {first}..{last}: {inserted} rows on {days} days (replaced {deleted})"
     )
     return dg.MaterializeResult(
-        metadata={"rows": inserted, "replaced": deleted, "days_with_rows": days,
-                  "by_source": _counts(rows, "source")}
+        metadata={
+            "rows": inserted,
+            "replaced": deleted,
+            "days_with_rows": days,
+            "by_source": _counts(rows, "source"),
+        }
     )
 
 

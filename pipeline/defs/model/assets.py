@@ -83,16 +83,21 @@ def relative_performance(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
-        debiased = con.sql("SELECT * FROM benchmark_debiased WHERE run_date = ?",
-                           params=[run_date]).pl()
+        debiased = con.sql(
+            "SELECT * FROM benchmark_debiased WHERE run_date = ?", params=[run_date]
+        ).pl()
         catalog = con.sql("SELECT * FROM gpus").pl()
         rows = compute_relative_performance(debiased, catalog, params, run_date)
         replace_rows(con, "relative_performance", rows, "run_date = ?", [run_date])
     measured = rows.filter(pl.col("method") == "measured")
     context.log.info(f"relative_performance {run_date}: {rows.height} rows")
     return dg.MaterializeResult(
-        metadata={"run_date": str(run_date), "rows": rows.height,
-                  "measured": measured.height, "reference_gpu": params.reference_gpu}
+        metadata={
+            "run_date": str(run_date),
+            "rows": rows.height,
+            "measured": measured.height,
+            "reference_gpu": params.reference_gpu,
+        }
     )
 
 
@@ -117,8 +122,9 @@ def perf_per_dollar(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
-        relative = con.sql("SELECT * FROM relative_performance WHERE run_date = ?",
-                           params=[run_date]).pl()
+        relative = con.sql(
+            "SELECT * FROM relative_performance WHERE run_date = ?", params=[run_date]
+        ).pl()
         catalog = con.sql("SELECT * FROM gpus").pl()
         rows = compute_perf_per_dollar(
             relative, _latest_prices(con, run_date), catalog, params, run_date
@@ -126,8 +132,11 @@ def perf_per_dollar(
         replace_rows(con, "perf_per_dollar", rows, "run_date = ?", [run_date])
     context.log.info(f"perf_per_dollar {run_date}: {rows.height} rows")
     return dg.MaterializeResult(
-        metadata={"run_date": str(run_date), "rows": rows.height,
-                  "priced_gpus": rows["gpu_id"].n_unique()}
+        metadata={
+            "run_date": str(run_date),
+            "rows": rows.height,
+            "priced_gpus": rows["gpu_id"].n_unique(),
+        }
     )
 
 
@@ -162,6 +171,5 @@ def cloud_vs_buy(
         replace_rows(con, "cloud_vs_buy", rows, "run_date = ?", [run_date])
     context.log.info(f"cloud_vs_buy {run_date}: {rows.height} rows")
     return dg.MaterializeResult(
-        metadata={"run_date": str(run_date), "rows": rows.height,
-                  "gpus": rows["gpu_id"].n_unique()}
+        metadata={"run_date": str(run_date), "rows": rows.height, "gpus": rows["gpu_id"].n_unique()}
     )

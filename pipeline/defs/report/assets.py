@@ -43,14 +43,20 @@ def charts(
         data = load_report_data(con, run_date)
     out = _build_dir(settings, run_date) / "charts"
     written = [
-        save_chart(relative_performance_chart(data.relative, data.reference_gpu), out,
-                   "relative_performance"),
+        save_chart(
+            relative_performance_chart(data.relative, data.reference_gpu),
+            out,
+            "relative_performance",
+        ),
         save_chart(perf_per_dollar_chart(data.best), out, "perf_per_dollar"),
     ]
     context.log.info(f"charts {run_date}: written to {out}")
     return dg.MaterializeResult(
-        metadata={"run_date": str(run_date), "folder": str(out),
-                  "files": sum(len(w) for w in written)}
+        metadata={
+            "run_date": str(run_date),
+            "folder": str(out),
+            "files": sum(len(w) for w in written),
+        }
     )
 
 
@@ -97,7 +103,9 @@ def site(
     build = _build_dir(settings, run_date)
     chart_files = sorted(p for p in (build / "charts").iterdir() if p.is_file())
     index = build_site(
-        Path(settings.site_dir), run_date, (build / "report.md").read_text(encoding="utf-8"),
+        Path(settings.site_dir),
+        run_date,
+        (build / "report.md").read_text(encoding="utf-8"),
         chart_files,
     )
     context.log.info(f"site {run_date}: {index}")

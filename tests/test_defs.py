@@ -1,0 +1,84 @@
+import datetime as dt
+
+import dagster as dg
+
+from pipeline.definitions import defs as load_defs
+
+EXPECTED_ASSETS = {
+    "gpus",
+    "benchmark_results",
+    "price_observations",
+    "gpu_prices_daily",
+    "cloud_offers",
+    "benchmark_debiased",
+    "relative_performance",
+    "perf_per_dollar",
+    "cloud_vs_buy",
+    "charts",
+    "report",
+    "site",
+    "published_warehouse",
+}
+
+
+def asset_specs():
+    defs = load_defs()
+    return {spec.key.to_user_string(): spec for a in defs.assets for spec in a.specs}
+
+
+def test_definitions_load_with_every_stage():
+    assert set(asset_specs()) == EXPECTED_ASSETS
+
+
+def test_every_asset_has_description_kinds_and_group():
+    for key, spec in asset_specs().items():
+        assert spec.description, key
+        # Table assets say what one row is.
+        if spec.group_name in {"ingest", "model"}:
+            assert spec.description.startswith("One row per"), key
+        assert spec.kinds, key
+        assert spec.group_name in {"ingest", "model", "report"}, key
+
+
+def test_price_observations_are_partitioned_daily():
+    specs = asset_specs()
+    for key in ("price_observations", "gpu_prices_daily"):
+        assert isinstance(specs[key].partitions_def, dg.DailyPartitionsDefinition)
+    assert specs["gpus"].partitions_def is None
+
+
+def test_nightly_schedule_runs_the_whole_graph_at_3_utc():
+    defs = load_defs()
+    schedule = defs.resolve_schedule_def("nightly")
+    assert schedule.cron_schedule == "0 3 * * *"
+    assert schedule.execution_timezone == "UTC"
+    job = defs.resolve_job_def("nightly")
+    assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == EXPECTED_ASSETS
+    context = dg.build_schedule_context(
+        scheduled_execution_time=dt.datetime(2026, 11, 21, 3, 0, tzinfo=dt.UTC),
+        repository_def=defs.get_repository_def(),
+    )
+    request = schedule.evaluate_tick(context).run_requests[0]
+    assert request.partition_key == "2026-11-21"
+
+
+def test_warehouse_writers_share_one_pool():
+    # DuckDB allows one writer per file: every step that writes takes the same pool slot.
+    writers = {
+        "gpus",
+        "benchmark_results",
+        "price_observations",
+        "gpu_prices_daily",
+        "cloud_offers",
+        "benchmark_debiased",
+        "relative_performance",
+        "perf_per_dollar",
+        "cloud_vs_buy",
+        "published_warehouse",
+    }
+    pools = {
+        spec.key.to_user_string(): node.op.pool
+        for node in load_defs().assets
+        for spec in node.specs
+    }
+    assert {k for k, pool in pools.items() if pool == "gpuvalue_warehouse"} == writers

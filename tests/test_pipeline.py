@@ -1,0 +1,136 @@
+import shutil
+
+import duckdb
+import pytest
+
+from sources.tables import BadInputError
+from tests.conftest import build
+from warehouse.db import row_counts
+from warehouse.publish import open_published
+
+PUBLISHED_TABLES = [
+    "gpus",
+    "price_observations",
+    "gpu_prices_daily",
+    "cloud_offers",
+    "benchmark_results",
+    "benchmark_debiased",
+    "relative_performance",
+    "perf_per_dollar",
+    "cloud_vs_buy",
+    "model_runs",
+]
+
+
+def published_counts(path) -> dict[str, int]:
+    con = open_published(path)
+    try:
+        return row_counts(con)
+    finally:
+        con.close()
+
+
+def test_every_published_table_has_rows(built):
+    counts = published_counts(built.published)
+    for table in PUBLISHED_TABLES:
+        assert counts[table] > 0, table
+    assert {p.stem for p in (built.published / "parquet").glob("*.parquet")} >= set(
+        PUBLISHED_TABLES
+    )
+
+
+def test_bundled_snapshot_meets_the_foundation_floor(built):
+    con = open_published(built.published)
+    try:
+        one = lambda q: con.sql(q).fetchall()[0][0]  # noqa: E731
+        assert one("SELECT count(*) FROM gpus") >= 30
+        assert one("SELECT count(*) FROM benchmark_results WHERE batch_size_per_gpu > 0") >= 100
+        assert one("SELECT count(DISTINCT provider) FROM cloud_offers") >= 3
+        assert one("SELECT count(DISTINCT gpu_id) FROM gpu_prices_daily WHERE market='new'") > 10
+        assert one("SELECT count(DISTINCT gpu_id) FROM gpu_prices_daily WHERE market='used'") > 10
+        # Each workload has a ranking, and the reference GPU is exactly 1.
+        rows = con.sql(
+            "SELECT workload, count(*) FROM perf_per_dollar WHERE system_gpus = 1 "
+            "GROUP BY workload ORDER BY workload"
+        ).fetchall()
+        assert [w for w, _ in rows] == ["inference_16bit", "inference_8bit", "training_16bit"]
+        assert (
+            one(
+                "SELECT count(*) FROM relative_performance WHERE gpu_id = reference_gpu "
+                "AND abs(value - 1) > 1e-9"
+            )
+            == 0
+        )
+        assert set(con.sql("SELECT DISTINCT system_gpus FROM perf_per_dollar").fetchall()) == {
+            (1,),
+            (2,),
+        }
+    finally:
+        con.close()
+
+
+def test_published_warehouse_is_read_only(built):
+    con = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    with pytest.raises(duckdb.Error):
+        con.sql("DELETE FROM gpus")
+    con.close()
+
+
+def test_rerun_leaves_every_row_count_unchanged(built, tmp_path):
+    root = tmp_path / "again"
+    shutil.copytree(built.root, root)
+    before = published_counts(root / "published")
+    again = build(root)
+    assert again.result.success
+    assert published_counts(root / "published") == before
+
+
+def test_malformed_row_fails_only_its_source_and_keeps_yesterdays_rows(built, tmp_path, data_copy):
+    root = tmp_path / "broken"
+    shutil.copytree(built.root, root)
+    before = published_counts(root / "published")
+    bench = data_copy / "benchmarks" / "lambda_pytorch.csv"
+    lines = bench.read_text(encoding="utf-8").splitlines(keepends=True)
+    fields = lines[5].split(",")
+    fields[8] = "12O0"  # a letter O where a digit belongs, on file line 6
+    lines[5] = ",".join(fields)
+    bench.write_text("".join(lines), encoding="utf-8")
+
+    result = build(root, data_copy).result
+    assert not result.success
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert [e.step_key for e in failures] == ["benchmark_results"]
+    error = failures[0].event_specific_data.error
+    assert BadInputError.__name__ in error.to_string()
+    assert f"{bench}, line 6, field 'throughput'" in error.to_string()
+    # Other sources still loaded; nothing was erased; the published snapshot is untouched.
+    succeeded = {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
+    assert {"gpus", "cloud_offers", "price_observations", "gpu_prices_daily"} <= succeeded
+    assert "published_warehouse" not in succeeded
+    con = duckdb.connect(str(root / "gpuvalue.duckdb"), read_only=True)
+    assert row_counts(con)["benchmark_results"] == before["benchmark_results"]
+    con.close()
+    assert published_counts(root / "published") == before
+
+
+def test_site_versions(built):
+    versions = [p.name for p in built.site.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert "latest" in versions
+    dated = [v for v in versions if v != "latest"]
+    assert len(dated) == 1
+    for folder in (built.site / dated[0], built.site / "latest"):
+        for name in (
+            "index.html",
+            "report.md",
+            "charts/relative_performance.svg",
+            "charts/relative_performance.png",
+            "charts/relative_performance.vl.json",
+            "charts/perf_per_dollar.svg",
+            "charts/perf_per_dollar.png",
+            "charts/perf_per_dollar.vl.json",
+        ):
+            assert (folder / name).stat().st_size > 0, folder / name
+    assert f'href="{dated[0]}/index.html"' in (built.site / "index.html").read_text()
+    report = (built.site / "latest" / "report.md").read_text()
+    assert "## How old each input is" in report
+    assert "## Best performance per dollar (1-GPU system)" in report

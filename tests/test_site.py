@@ -1,0 +1,88 @@
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reports.site import inside, render_report_html
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Flags for a sandboxed, offline machine: no first-run UI, no background network calls.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (.ci/run installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chrome = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chrome
+        chrome.close()
+
+
+def open_page(browser, path: Path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return page, requests
+
+
+def test_latest_page_shows_both_charts_offline(built, browser, tmp_path):
+    page, requests = open_page(browser, built.site / "latest" / "index.html")
+    images = page.evaluate(
+        "[...document.images].map(i => ({src: i.getAttribute('src'), ok: i.complete,"
+        " w: i.naturalWidth, h: i.naturalHeight}))"
+    )
+    by_src = {i["src"]: i for i in images}
+    for chart in ("charts/relative_performance.svg", "charts/perf_per_dollar.svg"):
+        assert by_src[chart]["ok"] and by_src[chart]["w"] > 300 and by_src[chart]["h"] > 300
+    # Nothing leaves the machine: every request is a local file.
+    assert requests and all(url.startswith("file://") for url in requests)
+    heading = page.locator("h1").inner_text()
+    assert heading.startswith("gpuvalue report, ")
+    assert page.locator("h2", has_text="Best performance per dollar").count() == 1
+    # The top-3 tables: one per workload, three ranked rows each.
+    tables = page.locator("h3 + table")
+    assert tables.count() == 3
+    for i in range(3):
+        assert tables.nth(i).locator("tbody tr").count() == 3
+    page.screenshot(path=str(tmp_path / "latest.png"), full_page=True)
+    assert (tmp_path / "latest.png").stat().st_size > 50_000
+    page.close()
+
+
+def test_index_lists_versions_and_links_work(built, browser):
+    page, _ = open_page(browser, built.site / "index.html")
+    links = page.locator("li a")
+    assert links.count() == 1
+    links.first.click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("/index.html") and "latest" not in page.url
+    assert page.locator("h1").inner_text().startswith("gpuvalue report, ")
+    page.close()
+
+
+def test_report_markdown_cannot_inject_markup():
+    html = render_report_html(
+        "| title |\n|---|\n| <script>alert(1)</script> RTX 4090 |\n\n<img src=x onerror=alert(1)>"
+    )
+    assert "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_site_paths_stay_inside_the_root(tmp_path):
+    assert inside(tmp_path, "2026-05-20") == (tmp_path / "2026-05-20").resolve()
+    with pytest.raises(ValueError, match="outside"):
+        inside(tmp_path, "../escape")
