@@ -1,0 +1,103 @@
+"""Time each stage of the pipeline on the bundled snapshot and print the figures.
+
+Run with `make bench`. Prints seconds per stage (best of N repeats for the pure functions,
+one full in-process Dagster run for the whole graph). No assertions: targets are read, not
+enforced in tests.
+"""
+
+import argparse
+import datetime as dt
+import tempfile
+import time
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.resources import GpuvalueSettings
+from pipeline.model.debias import debias
+from pipeline.model.parameters import ModelParameters
+from pipeline.model.performance import relative_performance
+from pipeline.run import run_pipeline, snapshot_days
+from sources.bundled import (
+    DATA_DIR,
+    read_benchmark_figures,
+    read_cloud_offers,
+    read_gpu_specs,
+    read_retail_observations,
+)
+
+
+def best_of(repeats: int, fn):
+    times = []
+    result = None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    n = args.repeats
+    rows = []
+
+    t, gpus = best_of(n, lambda: read_gpu_specs(DATA_DIR / "specs" / "gpu_specs.csv"))
+    rows.append(("read spec sheet", t, gpus.height))
+    ids = frozenset(gpus["gpu_id"])
+    files = sorted((DATA_DIR / "benchmarks").glob("*.csv"))
+    t, bench = best_of(n, lambda: [read_benchmark_figures(f, ids) for f in files])
+    rows.append(("read benchmark files", t, sum(b.height for b in bench)))
+    t, retail = best_of(
+        n, lambda: read_retail_observations(DATA_DIR / "prices" / "retail_observations.csv", ids)
+    )
+    rows.append(("read retail observations", t, retail.height))
+    t, cloud = best_of(n, lambda: read_cloud_offers(DATA_DIR / "cloud" / "offers.csv", ids))
+    rows.append(("read cloud offers", t, cloud.height))
+
+    results = pl.concat(bench)
+    params = ModelParameters()
+    day = dt.date(2026, 5, 20)
+    t, debiased = best_of(n, lambda: debias(results, params, day))
+    rows.append(("debias", t, debiased.height))
+    t, relative = best_of(n, lambda: relative_performance(debiased, gpus, params, day))
+    rows.append(("relative performance", t, relative.height))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        settings = GpuvalueSettings(
+            build_dir=str(root / ".build"),
+            site_dir=str(root / "site"),
+            published_dir=str(root / "published"),
+        )
+        first, last = snapshot_days(settings)
+        start = time.perf_counter()
+        result = run_pipeline(
+            dg.DagsterInstance.ephemeral(),
+            first,
+            last,
+            resources={
+                "settings": settings,
+                "warehouse": DuckDBResource(database=str(root / "w.duckdb")),
+            },
+            log_level="ERROR",
+        )
+        rows.append(
+            (
+                "whole graph, in-process Dagster run",
+                time.perf_counter() - start,
+                int(result.success),
+            )
+        )
+
+    print(f"{'stage':<40} {'seconds':>9} {'rows':>7}")
+    for name, seconds, count in rows:
+        print(f"{name:<40} {seconds:>9.3f} {count:>7}")
+
+
+if __name__ == "__main__":
+    main()
