@@ -39,7 +39,7 @@ format: env  ## apply ruff's fixes and formatting
 	$(RUN) ruff format .
 
 dev: env  ## Dagster UI with the nightly schedule, on 127.0.0.1:3000
-	@mkdir -p $(DAGSTER_HOME)
+	@mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	DAGSTER_HOME=$(DAGSTER_HOME) $(RUN) dg dev --host 127.0.0.1 --port 3000
 
 serve:  ## serve site/ on http://127.0.0.1:$(PORT)

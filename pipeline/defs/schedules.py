@@ -11,6 +11,8 @@ nightly_job = dg.define_asset_job(
     name="nightly",
     selection=dg.AssetSelection.all(),
     description="Ingest, model, report, site and publish, for the day's partition.",
+    # Steps run one after another in one process: one DuckDB writer at a time, always.
+    executor_def=dg.in_process_executor,
 )
 
 
