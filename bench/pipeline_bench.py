@@ -11,15 +11,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import dagster as dg
 import polars as pl
-from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.resources import GpuvalueSettings
 from pipeline.model.debias import debias
 from pipeline.model.parameters import ModelParameters
 from pipeline.model.performance import relative_performance
-from pipeline.run import run_pipeline, snapshot_days
+from pipeline.run import build_into
 from sources.bundled import (
     DATA_DIR,
     read_benchmark_figures,
@@ -68,24 +65,8 @@ def main() -> None:
     rows.append(("relative performance", t, relative.height))
 
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        settings = GpuvalueSettings(
-            build_dir=str(root / ".build"),
-            site_dir=str(root / "site"),
-            published_dir=str(root / "published"),
-        )
-        first, last = snapshot_days(settings)
         start = time.perf_counter()
-        result = run_pipeline(
-            dg.DagsterInstance.ephemeral(),
-            first,
-            last,
-            resources={
-                "settings": settings,
-                "warehouse": DuckDBResource(database=str(root / "w.duckdb")),
-            },
-            log_level="ERROR",
-        )
+        _, result = build_into(Path(tmp), log_level="ERROR")
         rows.append(
             (
                 "whole graph, in-process Dagster run",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import dagster as dg
 import polars as pl
+from dagster_duckdb import DuckDBResource
 
 from pipeline.definitions import defs as load_defs
 from pipeline.defs.resources import GpuvalueSettings
@@ -52,6 +53,33 @@ def run_pipeline(
         run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
         raise_on_error=False,
     )
+
+
+def build_into(
+    root: Path, data_dir: Path | None = None, log_level: str = "WARNING"
+) -> tuple[GpuvalueSettings, dg.ExecuteInProcessResult]:
+    """Run the whole graph with every output (warehouse, site, published) under `root`.
+
+    For tests and benchmarks: an ephemeral instance, the bundled snapshot (or `data_dir`).
+    """
+    settings = GpuvalueSettings(
+        **({"data_dir": str(data_dir)} if data_dir else {}),
+        build_dir=str(root / ".build"),
+        site_dir=str(root / "site"),
+        published_dir=str(root / "published"),
+    )
+    first, last = snapshot_days(settings)
+    result = run_pipeline(
+        dg.DagsterInstance.ephemeral(),
+        first,
+        last,
+        resources={
+            "settings": settings,
+            "warehouse": DuckDBResource(database=str(root / "gpuvalue.duckdb")),
+        },
+        log_level=log_level,
+    )
+    return settings, result
 
 
 def summary(settings: GpuvalueSettings) -> str:

@@ -27,74 +27,76 @@ def _labelled(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def relative_performance_chart(relative: pl.DataFrame, reference_gpu: str) -> alt.FacetChart:
-    """Bars of relative performance per GPU, one panel per workload; estimates marked."""
-    data = _labelled(relative.select("gpu_id", "workload", "value", "method"))
-    order = (
-        relative.filter(pl.col("workload") == "training_16bit")
-        .sort("value", descending=True)["gpu_id"]
-        .to_list()
-    )
+def _facetted_bars(
+    data: pl.DataFrame,
+    order: list[str],
+    x: alt.X,
+    color: alt.Color,
+    tooltip: list,
+    title: str,
+    name: str,
+) -> alt.FacetChart:
+    """Horizontal bars per GPU (in `order`), one panel per workload."""
     return (
-        alt.Chart(data, height=_BAR_HEIGHT * max(len(order), 1), width=200)
+        alt.Chart(_labelled(data), height=_BAR_HEIGHT * max(len(order), 1), width=200)
         .mark_bar()
-        .encode(
-            y=alt.Y("gpu_id:N", sort=order, title=None),
-            x=alt.X("value:Q", title=f"relative to {reference_gpu} = 1"),
-            color=alt.Color(
-                "method:N",
-                scale=alt.Scale(domain=["measured", "estimated"], range=["#1f77b4", "#c7c7c7"]),
-                title="method",
-            ),
-            tooltip=["gpu_id", "workload", alt.Tooltip("value:Q", format=".2f"), "method"],
-        )
+        .encode(y=alt.Y("gpu_id:N", sort=order, title=None), x=x, color=color, tooltip=tooltip)
         .facet(
             column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values()))
         )
-        .properties(
-            title="Raw relative performance (debiased benchmarks; grey = estimated from specs)",
-            usermeta={"gpuvalue_chart": "relative_performance", "version": CHART_VERSION},
-        )
+        .properties(title=title, usermeta={"gpuvalue_chart": name, "version": CHART_VERSION})
+    )
+
+
+def _training_order(frame: pl.DataFrame, by: str) -> list[str]:
+    return (
+        frame.filter(pl.col("workload") == "training_16bit")
+        .sort(by, descending=True)["gpu_id"]
+        .to_list()
+    )
+
+
+def relative_performance_chart(relative: pl.DataFrame, reference_gpu: str) -> alt.FacetChart:
+    """Bars of relative performance per GPU, one panel per workload; estimates marked."""
+    return _facetted_bars(
+        relative.select("gpu_id", "workload", "value", "method"),
+        _training_order(relative, "value"),
+        alt.X("value:Q", title=f"relative to {reference_gpu} = 1"),
+        alt.Color(
+            "method:N",
+            scale=alt.Scale(domain=["measured", "estimated"], range=["#1f77b4", "#c7c7c7"]),
+            title="method",
+        ),
+        ["gpu_id", "workload", alt.Tooltip("value:Q", format=".2f"), "method"],
+        "Raw relative performance (debiased benchmarks; grey = estimated from specs)",
+        "relative_performance",
     )
 
 
 def perf_per_dollar_chart(best: pl.DataFrame) -> alt.FacetChart:
     """Bars of perf per $1,000 of a 1-GPU system, one panel per workload."""
-    data = _labelled(
-        best.select("gpu_id", "workload", "market", "perf_per_dollar", "total_cost_usd")
+    data = best.select(
+        "gpu_id", "workload", "market", "perf_per_dollar", "total_cost_usd"
     ).with_columns(perf_per_1000_usd=pl.col("perf_per_dollar") * 1000)
-    order = (
-        best.filter(pl.col("workload") == "training_16bit")
-        .sort("perf_per_dollar", descending=True)["gpu_id"]
-        .to_list()
-    )
-    return (
-        alt.Chart(data, height=_BAR_HEIGHT * max(len(order), 1), width=200)
-        .mark_bar()
-        .encode(
-            y=alt.Y("gpu_id:N", sort=order, title=None),
-            x=alt.X("perf_per_1000_usd:Q", title="relative performance per $1,000"),
-            color=alt.Color(
-                "market:N",
-                scale=alt.Scale(
-                    domain=["mean", "new", "used"], range=["#2ca02c", "#1f77b4", "#ff7f0e"]
-                ),
-                title="price",
+    return _facetted_bars(
+        data,
+        _training_order(best, "perf_per_dollar"),
+        alt.X("perf_per_1000_usd:Q", title="relative performance per $1,000"),
+        alt.Color(
+            "market:N",
+            scale=alt.Scale(
+                domain=["mean", "new", "used"], range=["#2ca02c", "#1f77b4", "#ff7f0e"]
             ),
-            tooltip=[
-                "gpu_id",
-                "market",
-                alt.Tooltip("perf_per_1000_usd:Q", format=".3f"),
-                alt.Tooltip("total_cost_usd:Q", format="$,.0f"),
-            ],
-        )
-        .facet(
-            column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values()))
-        )
-        .properties(
-            title="Performance per dollar, 1-GPU system (GPU + host + 5 years of electricity)",
-            usermeta={"gpuvalue_chart": "perf_per_dollar", "version": CHART_VERSION},
-        )
+            title="price",
+        ),
+        [
+            "gpu_id",
+            "market",
+            alt.Tooltip("perf_per_1000_usd:Q", format=".3f"),
+            alt.Tooltip("total_cost_usd:Q", format="$,.0f"),
+        ],
+        "Performance per dollar, 1-GPU system (GPU + host + 5 years of electricity)",
+        "perf_per_dollar",
     )
 
 

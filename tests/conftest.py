@@ -4,10 +4,8 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.resources import GpuvalueSettings
-from pipeline.run import run_pipeline, snapshot_days
+from pipeline.run import build_into
 from sources.bundled import DATA_DIR
 
 
@@ -16,42 +14,21 @@ class Build:
     """Where one in-process pipeline run put its outputs."""
 
     root: Path
-    data_dir: Path
     warehouse: Path
     site: Path
     published: Path
     result: dg.ExecuteInProcessResult
 
-    @property
-    def settings(self) -> GpuvalueSettings:
-        return settings_for(self.root, self.data_dir)
-
-
-def settings_for(root: Path, data_dir: Path = DATA_DIR) -> GpuvalueSettings:
-    return GpuvalueSettings(
-        data_dir=str(data_dir),
-        build_dir=str(root / ".build"),
-        site_dir=str(root / "site"),
-        published_dir=str(root / "published"),
-    )
-
 
 def build(root: Path, data_dir: Path = DATA_DIR) -> Build:
     """Run the whole graph in-process with every output under `root`."""
-    settings = settings_for(root, data_dir)
-    first, last = snapshot_days(settings)
-    result = run_pipeline(
-        dg.DagsterInstance.ephemeral(),
-        first,
-        last,
-        resources={
-            "settings": settings,
-            "warehouse": DuckDBResource(database=str(root / "gpuvalue.duckdb")),
-        },
-        log_level="WARNING",
-    )
+    settings, result = build_into(root, data_dir)
     return Build(
-        root, data_dir, root / "gpuvalue.duckdb", root / "site", root / "published", result
+        root,
+        root / "gpuvalue.duckdb",
+        Path(settings.site_dir),
+        Path(settings.published_dir),
+        result,
     )
 
 
