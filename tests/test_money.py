@@ -1,0 +1,60 @@
+import pytest
+
+from sources.retail.money import Price, detect_currency, parse_number, parse_price
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("$3,429.99", Price(3429.99, None, "USD")),
+        ("$66.01 - $208.00", Price(66.01, 208.0, "USD")),
+        ("£5.99 to £14.99", Price(5.99, 14.99, "GBP")),
+        ("1.299,00 €", Price(1299.0, None, "EUR")),
+        ("37,43\u00a0€", Price(37.43, None, "EUR")),
+        ("₹1,57,990", Price(157990.0, None, "INR")),
+        ("₹1,57,990.00", Price(157990.0, None, "INR")),
+        ("R$1.499,99", Price(1499.99, None, "BRL")),
+        ("SAR1,279.00", Price(1279.0, None, "SAR")),
+        ("€2.95", Price(2.95, None, "EUR")),
+        ("EUR 3,500.00", Price(3500.0, None, "EUR")),
+        ("EUR 164,00", Price(164.0, None, "EUR")),
+        ("US $3,971.45", Price(3971.45, None, "USD")),
+        ("C $1,099.00", Price(1099.0, None, "CAD")),
+        ("3,858 円 ～ 13,507 円", Price(3858.0, 13507.0, "JPY")),
+        ("8,916 円", Price(8916.0, None, "JPY")),
+        ("¥ 12,000", Price(12000.0, None, "JPY")),
+        ("1 299,00 €", Price(1299.0, None, "EUR")),
+        ("CHF 1'299.00", Price(1299.0, None, "CHF")),
+        ("$1,599", Price(1599.0, None, "USD")),
+        ("$0.99", Price(0.99, None, "USD")),
+        ("＄１，５９９．００", Price(1599.0, None, "USD")),
+        ("$20.00", Price(20.0, None, "USD")),
+    ],
+)
+def test_parse_price(text, expected):
+    assert parse_price(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", None, "See price in cart", "Currently unavailable", "—"])
+def test_no_number_is_no_price(text):
+    assert parse_price(text) is None
+
+
+def test_default_currency_applies_only_without_a_symbol():
+    assert parse_price("1.299,00", default_currency="EUR") == Price(1299.0, None, "EUR")
+    assert parse_price("£10", default_currency="EUR").currency == "GBP"
+
+
+def test_parse_number_groupings():
+    assert parse_number("3,500") == 3500.0
+    assert parse_number("1.299") == 1299.0
+    assert parse_number("0,99") == 0.99
+    assert parse_number("12,5") == 12.5
+    assert parse_number("1,234", currency="JPY") == 1234.0
+    assert parse_number("abc") is None
+
+
+def test_detect_currency_prefers_iso_codes():
+    assert detect_currency("EUR 3,500.00 ≈ US $3,971.45") == "EUR"
+    assert detect_currency("3,858 円") == "JPY"
+    assert detect_currency("1299") is None
