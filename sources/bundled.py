@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
+from sources.fx import add_usd
 from sources.tables import BadInputError, Column, https_url, read_table
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -155,40 +156,20 @@ def read_cloud_offers(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.Da
 
 
 def to_usd(observations: pl.DataFrame, rates: pl.DataFrame, path: str | Path) -> pl.DataFrame:
-    """Add `price_usd` using the newest rate on or before each observation's day.
+    """Add `price_usd`; in a bundled file a currency without a rate is an error.
 
-    USD needs no rate. An observation in another currency with no earlier rate is an error
-    naming the file and the observation (never a guessed rate).
+    The error names the file and the observation (never a guessed rate).
     """
-    dated = observations.with_row_index("_row").with_columns(_day=pl.col("observed_at").dt.date())
-    joined = (
-        dated.sort("_day")
-        .join_asof(
-            rates.select("day", "currency", "usd_per_unit").sort("day"),
-            left_on="_day",
-            right_on="day",
-            by="currency",
-            strategy="backward",
-            check_sortedness=False,  # sorted by day just above; Polars cannot verify per group
-        )
-        .with_columns(
-            usd_per_unit=pl.when(pl.col("currency") == "USD")
-            .then(1.0)
-            .otherwise(pl.col("usd_per_unit"))
-        )
-    )
-    missing = joined.filter(pl.col("usd_per_unit").is_null() & pl.col("price").is_not_null())
+    converted = add_usd(observations, rates)
+    missing = converted.filter(pl.col("price_usd").is_null() & pl.col("price").is_not_null())
     if missing.height:
         first = missing.row(0, named=True)
         raise BadInputError(
             path,
             0,
             "currency",
-            f"no exchange rate for {first['currency']} on or before {first['_day']} "
-            f"(observation {first['title']!r}); add one to fx_rates.csv",
+            f"no exchange rate for {first['currency']} on or before "
+            f"{first['observed_at'].date()} (observation {first['title']!r}); "
+            "add one to fx_rates.csv",
         )
-    return (
-        joined.sort("_row")
-        .with_columns(price_usd=(pl.col("price") * pl.col("usd_per_unit")).round(2))
-        .drop("_row", "_day", "day", "usd_per_unit")
-    )
+    return converted
