@@ -1,0 +1,671 @@
+"""PoliteClient against a real local HTTP server (127.0.0.1 / localhost only).
+
+Waits go through an injected fake clock and sleep, so backoff and rate limits are asserted
+on the requested sleeps instead of slept; only the read-timeout test spends real time.
+"""
+
+import datetime as dt
+import email.utils
+import json
+import logging
+import socket
+import struct
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+
+from sources.archive import REDACTED, Archive
+from sources.http import DEFAULT_USER_AGENT, PoliteClient, parse_retry_after
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+@dataclass
+class Reply:
+    """One scripted answer of the test server."""
+
+    status: int = 200
+    body: bytes = b"ok"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering (interrupted at teardown)
+    reset: bool = False  # drop the connection with a TCP RST instead of answering
+    barrier: bool = False  # wait until another barrier request arrives (proves concurrency)
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    host: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class Server:
+    """A scripted HTTP server: per path, a queue of replies (the last one repeats)."""
+
+    def __init__(self) -> None:
+        self.script: dict[str, list[Reply]] = {}
+        self.seen: list[Seen] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.barrier = threading.Barrier(2, timeout=5)
+        self.in_flight: Counter[str] = Counter()
+        self.max_in_flight: Counter[str] = Counter()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.port = self.httpd.server_address[1]
+        # A short poll interval keeps shutdown (and so each test's teardown) fast.
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def on(self, path: str, *replies: Reply) -> None:
+        self.script[path] = list(replies)
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def count(self, path: str | None = None) -> int:
+        with self.lock:
+            return sum(1 for s in self.seen if path is None or urlsplit(s.path).path == path)
+
+    def paths(self) -> list[str]:
+        with self.lock:
+            return [s.path for s in self.seen]
+
+    def _next(self, path: str) -> Reply:
+        with self.lock:
+            queue = self.script.get(urlsplit(path).path)
+            if not queue:
+                if urlsplit(path).path == "/robots.txt":
+                    return Reply(404, b"not found")
+                return Reply(200, f"page {path}".encode())
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                self._answer()
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                host = (self.headers.get("Host") or "").split(":")[0]
+                with server.lock:
+                    server.seen.append(
+                        Seen(self.command, self.path, host, dict(self.headers), body)
+                    )
+                    server.in_flight[host] += 1
+                    server.max_in_flight[host] = max(
+                        server.max_in_flight[host], server.in_flight[host]
+                    )
+                try:
+                    self._reply(server._next(self.path))
+                finally:
+                    with server.lock:
+                        server.in_flight[host] -= 1
+
+            def _reply(self, reply: Reply) -> None:
+                if reply.barrier:
+                    try:
+                        server.barrier.wait()
+                    except threading.BrokenBarrierError:
+                        reply = Reply(500, b"barrier broken: requests were not concurrent")
+                if reply.delay:
+                    server.stop.wait(reply.delay)
+                if reply.reset:
+                    # Linger 0 turns the close into a RST: a connection reset by peer.
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
+                    self.close_connection = True
+                    # Close every reference now, or the socket outlives the handler and the
+                    # server's orderly shutdown sends a FIN first.
+                    self.rfile.close()
+                    self.wfile.close()
+                    self.connection.close()
+                    return
+                self.send_response(reply.status)
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def handle(self) -> None:
+                # A client that timed out has gone away; writing to it is expected to fail.
+                try:
+                    super().handle()
+                except OSError:
+                    pass
+
+        return Handler
+
+    def start(self) -> None:
+        self.httpd.handle_error = lambda request, address: None
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.barrier.abort()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+class FakeTime:
+    """A monotonic clock that only moves when someone sleeps; records every sleep."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+        self._lock = threading.Lock()
+
+    def clock(self) -> float:
+        with self._lock:
+            return self.now
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds <= 600, f"a test asked to sleep {seconds}s"
+        with self._lock:
+            self.sleeps.append(seconds)
+            self.now += seconds
+
+
+class RecordingSession(requests.Session):
+    """A real requests session that notes when (fake time) and how each request went out."""
+
+    def __init__(self, fake: FakeTime) -> None:
+        super().__init__()
+        self.fake = fake
+        self.sent: list[tuple[float, str, object]] = []
+        self._lock = threading.Lock()
+
+    def send(self, request, **kwargs):
+        host = urlsplit(request.url).hostname
+        assert host in LOCAL_HOSTS, f"tests must only contact localhost, not {host}"
+        with self._lock:
+            self.sent.append((self.fake.clock(), request.url, kwargs.get("timeout")))
+        return super().send(request, **kwargs)
+
+    def starts(self, host: str) -> list[float]:
+        with self._lock:
+            return [t for t, url, _ in self.sent if urlsplit(url).hostname == host]
+
+
+@pytest.fixture
+def server():
+    srv = Server()
+    srv.start()
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def fake():
+    return FakeTime()
+
+
+def make_client(fake: FakeTime, **kwargs) -> tuple[PoliteClient, RecordingSession]:
+    session = RecordingSession(fake)
+    options = {
+        "sleep": fake.sleep,
+        "clock": fake.clock,
+        "session": session,
+        "min_interval_per_host": 0.0,
+        "respect_robots": False,
+        "connect_timeout": 2.0,
+        "read_timeout": 5.0,
+    }
+    options.update(kwargs)
+    return PoliteClient(**options), session
+
+
+def captcha_detector(url: str, status: int, content: bytes) -> str | None:
+    if b"validateCaptcha" in content:
+        return "captcha"
+    if b"Pardon Our Interruption" in content:
+        return "blocked"
+    return None
+
+
+# -- retries -------------------------------------------------------------------------------
+
+
+def test_429_with_retry_after_waits_exactly_then_succeeds(server, fake, tmp_path):
+    server.on("/s", Reply(429, b"slow down", {"Retry-After": "1"}), Reply(200, b"results"))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive)
+
+    result = client.get(server.url("/s"), source="amazon")
+
+    assert (result.outcome, result.status, result.content) == ("ok", 200, b"results")
+    assert result.ok and result.error is None
+    assert result.attempts == 2
+    assert fake.sleeps == [1.0]
+    assert server.count("/s") == 2
+    # Only the final response is archived: it is the one the result describes.
+    assert [r.status for r in archive.responses(result.fetched_at.date())] == [200]
+
+
+def test_retry_after_http_date_and_beyond_the_cap(server, fake):
+    soon = email.utils.format_datetime(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=30), True)
+    server.on("/date", Reply(503, b"", {"Retry-After": soon}), Reply(200, b"fine"))
+    server.on("/hour", Reply(429, b"come back later", {"Retry-After": "3600"}))
+    client, _ = make_client(fake, max_retry_after=300.0)
+
+    assert client.get(server.url("/date")).outcome == "ok"
+    assert len(fake.sleeps) == 1 and 27.0 <= fake.sleeps[0] <= 30.0
+
+    result = client.get(server.url("/hour"))
+    assert (result.outcome, result.status, result.attempts) == ("http_error", 429, 1)
+    assert "Retry-After 3600s" in result.error and "max_retry_after" in result.error
+    assert len(fake.sleeps) == 1  # gave up without waiting
+    assert server.count("/hour") == 1
+
+
+def test_parse_retry_after_forms():
+    now = dt.datetime(2025, 1, 31, 12, 0, tzinfo=dt.UTC)
+    assert parse_retry_after("120", now) == 120.0
+    assert parse_retry_after("Fri, 31 Jan 2025 12:00:10 GMT", now) == 10.0
+    assert parse_retry_after("Fri, 31 Jan 2025 11:00:00 GMT", now) == 0.0
+    assert parse_retry_after("soon", now) is None
+
+
+def test_503_storm_gives_up_after_max_retries_with_bounded_jittered_backoff(server, fake, tmp_path):
+    server.on("/busy", Reply(503, b"busy"))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive, max_retries=3, backoff_base=1.0, backoff_cap=3.0)
+
+    result = client.get(server.url("/busy"), source="ebay")
+
+    assert (result.outcome, result.status, result.attempts) == ("http_error", 503, 4)
+    assert result.error == "HTTP 503 after 4 attempts"
+    assert server.count("/busy") == 4
+    assert len(fake.sleeps) == 3
+    for retry, slept in enumerate(fake.sleeps):
+        assert 0.0 <= slept <= min(3.0, 1.0 * 2**retry)
+    assert result.archived is not None and result.archived.status == 503
+    assert client.tripped_hosts() == set()  # a busy host is not a blocking host
+
+
+@pytest.mark.parametrize("status", [502, 504])
+def test_gateway_errors_are_retried(server, fake, status):
+    server.on("/gw", Reply(status, b"gateway"), Reply(200, b"through"))
+    client, _ = make_client(fake)
+    result = client.get(server.url("/gw"))
+    assert (result.outcome, result.attempts, result.content) == ("ok", 2, b"through")
+
+
+def test_slow_response_hits_read_timeout_is_retried_then_fails(server, fake):
+    server.on("/slow", Reply(200, b"too late", delay=2.0))
+    client, _ = make_client(fake, read_timeout=0.3, max_retries=1)
+
+    began = time.monotonic()
+    result = client.get(server.url("/slow"))
+    took = time.monotonic() - began
+
+    assert (result.outcome, result.status, result.attempts) == ("http_error", None, 2)
+    assert "timed out" in result.error.lower()
+    assert result.content == b"" and result.archived is None
+    assert server.count("/slow") == 2
+    assert took < 5.0
+
+
+def test_connection_reset_is_retried_then_fails_and_archives_nothing(server, fake, tmp_path):
+    server.on("/reset", Reply(reset=True))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive, max_retries=2)
+
+    result = client.get(server.url("/reset"))
+
+    assert (result.outcome, result.status, result.attempts) == ("http_error", None, 3)
+    assert "ConnectionError" in result.error
+    assert server.count("/reset") == 3
+    assert len(fake.sleeps) == 2
+    assert result.archived is None and archive.days() == []
+
+
+def test_connection_refused_is_retried_then_fails(fake):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client, session = make_client(fake, max_retries=2)
+
+    result = client.get(f"http://127.0.0.1:{port}/")
+
+    assert (result.outcome, result.status, result.attempts) == ("http_error", None, 3)
+    assert len(session.sent) == 3
+
+
+def test_other_4xx_is_not_retried_and_does_not_trip(server, fake, tmp_path):
+    server.on("/gone", Reply(404, b"no such page"))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive)
+
+    result = client.get(server.url("/gone"), source="amazon")
+
+    assert (result.outcome, result.status, result.attempts, result.error) == (
+        "http_error",
+        404,
+        1,
+        "HTTP 404",
+    )
+    assert fake.sleeps == [] and server.count("/gone") == 1
+    assert client.tripped_hosts() == set()
+    assert result.archived is not None and result.archived.read() == b"no such page"
+
+
+# -- circuit breaker -----------------------------------------------------------------------
+
+
+def test_captcha_page_with_200_trips_the_host(server, fake, tmp_path):
+    page = b"<form action='/errors/validateCaptcha'>Type the characters</form>"
+    server.on("/s", Reply(200, page))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive, classify=captcha_detector)
+
+    first = client.get(server.url("/s?k=rtx+4090"), source="amazon")
+    assert (first.outcome, first.status, first.attempts) == ("captcha", 200, 1)
+    assert first.archived is not None and first.archived.read() == page
+    host = f"127.0.0.1:{server.port}"
+    assert client.tripped_hosts() == {host}
+
+    second = client.get(server.url("/other"), source="amazon")
+    assert (second.outcome, second.status, second.attempts) == ("skipped", None, 0)
+    assert second.error == f"circuit open for {host} after captcha at {server.url('/s?k=rtx+4090')}"
+    assert server.count() == 1  # the second request never left the client
+    assert len(archive.responses(first.fetched_at.date())) == 1
+
+    # The breaker is per host: the same server under another name still answers.
+    other = client.get(server.url("/fine", host="localhost"))
+    assert other.outcome == "ok"
+
+
+def test_block_page_served_as_503_is_not_retried(server, fake):
+    server.on("/sch", Reply(503, b"<h1>Pardon Our Interruption</h1>"))
+    client, _ = make_client(fake, classify=captcha_detector)
+
+    result = client.get(server.url("/sch"))
+
+    assert (result.outcome, result.attempts) == ("blocked", 1)
+    assert fake.sleeps == [] and server.count("/sch") == 1
+    assert client.tripped_hosts() == {f"127.0.0.1:{server.port}"}
+
+
+def test_403_is_blocked_not_retried_and_trips(server, fake, tmp_path):
+    server.on("/p", Reply(403, b"forbidden"))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive)
+
+    result = client.get(server.url("/p"))
+    assert (result.outcome, result.status, result.attempts) == ("blocked", 403, 1)
+    assert fake.sleeps == []
+    assert result.archived is not None and result.archived.status == 403
+
+    again = client.get(server.url("/q"))
+    assert again.outcome == "skipped" and "after blocked" in again.error
+    assert server.count() == 1
+
+
+# -- robots.txt ----------------------------------------------------------------------------
+
+
+def test_robots_disallow_skips_without_requesting_and_is_fetched_once(server, fake):
+    server.on("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /private\n"))
+    client, session = make_client(fake, respect_robots=True)
+
+    blocked = client.get(server.url("/private/page"))
+    allowed = client.get(server.url("/public"))
+    allowed_again = client.get(server.url("/public"))
+
+    assert (blocked.outcome, blocked.error, blocked.attempts) == (
+        "skipped",
+        "disallowed by robots.txt",
+        0,
+    )
+    assert allowed.outcome == allowed_again.outcome == "ok"
+    assert server.paths() == ["/robots.txt", "/public", "/public"]
+    # robots.txt went through the same session, with timeouts and the honest User-Agent.
+    assert session.sent[0][2] == (2.0, 5.0)
+    assert server.seen[0].headers["User-Agent"] == DEFAULT_USER_AGENT
+
+
+def test_robots_group_for_our_user_agent(server, fake):
+    server.on(
+        "/robots.txt",
+        Reply(200, b"User-agent: gpuvalue\nDisallow: /\n\nUser-agent: *\nAllow: /\n"),
+    )
+    client, _ = make_client(fake, respect_robots=True)
+    assert client.get(server.url("/anything")).error == "disallowed by robots.txt"
+    assert server.paths() == ["/robots.txt"]
+
+
+def test_robots_404_allows_everything(server, fake):
+    client, _ = make_client(fake, respect_robots=True)  # the server answers 404 by default
+    assert client.get(server.url("/x")).outcome == "ok"
+    assert server.paths() == ["/robots.txt", "/x"]
+
+
+def test_unreachable_robots_disallows_the_host_for_the_run(server, fake):
+    server.on("/robots.txt", Reply(500, b"oops"))
+    client, _ = make_client(fake, respect_robots=True, max_retries=1)
+
+    first = client.get(server.url("/a"))
+    second = client.get(server.url("/b"))
+
+    assert first.outcome == second.outcome == "skipped"
+    assert first.error.startswith(f"robots.txt unreachable for 127.0.0.1:{server.port}")
+    assert "disallowed for this run" in first.error
+    assert server.paths() == ["/robots.txt"]  # 500 is not retried; never asked again
+
+
+def test_robots_crawl_delay_widens_the_interval(server, fake):
+    server.on("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 7\n"))
+    client, session = make_client(fake, respect_robots=True, min_interval_per_host=2.0)
+    client.get(server.url("/a"))
+    client.get(server.url("/b"))
+    # robots.txt, /a, /b: the delay applies from the first request after robots.txt.
+    starts = session.starts("127.0.0.1")
+    assert [b - a for a, b in zip(starts, starts[1:], strict=False)] == [7.0, 7.0]
+
+
+# -- politeness and concurrency ------------------------------------------------------------
+
+
+def test_rate_limit_spaces_request_starts_to_one_host(server, fake):
+    client, session = make_client(fake, min_interval_per_host=2.0)
+
+    for path in ("/1", "/2", "/3"):
+        assert client.get(server.url(path)).outcome == "ok"
+
+    starts = session.starts("127.0.0.1")
+    assert len(starts) == 3
+    assert all(b - a >= 2.0 for a, b in zip(starts, starts[1:], strict=False))
+    assert fake.sleeps == [2.0, 2.0]
+
+
+def test_fetch_many_runs_hosts_concurrently_and_each_host_serially(server, fake, tmp_path):
+    # Both /meet requests wait for each other at a barrier: with one host at a time they
+    # would time out and get a 500.
+    server.on("/meet", Reply(200, b"met", barrier=True))
+    archive = Archive(tmp_path)
+    client, session = make_client(fake, archive=archive, min_interval_per_host=2.0, max_workers=4)
+    urls = [
+        server.url("/meet?h=1"),
+        server.url("/meet?h=2", host="localhost"),
+        server.url("/a"),
+        server.url("/b", host="localhost"),
+        server.url("/c"),
+    ]
+
+    results = client.fetch_many(urls, source="test")
+
+    assert [r.url for r in results] == urls
+    assert [r.outcome for r in results] == ["ok"] * 5
+    assert [r.content for r in results[:2]] == [b"met", b"met"]
+    assert results[2].content == b"page /a"
+    assert server.max_in_flight == {"127.0.0.1": 1, "localhost": 1}
+    for host in LOCAL_HOSTS:
+        starts = session.starts(host)
+        assert all(b - a >= 2.0 for a, b in zip(starts, starts[1:], strict=False))
+    assert len(archive.responses(results[0].fetched_at.date(), source="test")) == 5
+    assert client.fetch_many([]) == []
+
+
+def test_fetch_many_rejects_bad_urls_before_fetching(server, fake):
+    client, _ = make_client(fake)
+    with pytest.raises(ValueError, match="not an http"):
+        client.fetch_many([server.url("/a"), "ftp://127.0.0.1/file"])
+    assert server.count() == 0
+
+
+def test_honest_user_agent_and_timeouts_on_every_request(server, fake):
+    client, session = make_client(fake, respect_robots=True)
+    client.get(server.url("/x"), headers={"User-Agent": "Mozilla/5.0 pretend", "Accept": "*/*"})
+    client.post(server.url("/y"), data={"a": "1"})
+    assert {s.headers["User-Agent"] for s in server.seen} == {DEFAULT_USER_AGENT}
+    assert server.seen[1].headers["Accept"] == "*/*"
+    assert [timeout for _, _, timeout in session.sent] == [(2.0, 5.0)] * 3
+
+
+# -- archive and secrets -------------------------------------------------------------------
+
+
+def test_every_response_with_a_status_is_archived_before_return(server, fake, tmp_path):
+    server.on("/ok", Reply(200, b"fine", {"Content-Type": "text/html"}))
+    server.on("/missing", Reply(404, b"missing"))
+    server.on("/busy", Reply(503, b"busy"))
+    server.on("/captcha", Reply(200, b"validateCaptcha"))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive, max_retries=0, classify=captcha_detector)
+
+    for path in ("/ok", "/missing", "/busy"):
+        result = client.get(server.url(path), source="src")
+        assert result.archived is not None
+        # Already on disk when the call returns, bytes and all.
+        assert archive.responses(result.fetched_at.date())[-1] == result.archived
+        assert result.archived.read() == result.content
+    captcha = client.get(server.url("/captcha", host="localhost"), source="src")
+    assert captcha.outcome == "captcha" and captcha.archived is not None
+
+    day = captcha.fetched_at.date()
+    assert [(r.status, r.source) for r in archive.responses(day)] == [
+        (200, "src"),
+        (404, "src"),
+        (503, "src"),
+        (200, "src"),
+    ]
+    assert archive.responses(day)[0].content_type == "text/html"
+
+
+def test_secrets_are_redacted_in_archive_and_logs(server, fake, tmp_path, caplog):
+    server.on(
+        "/data",
+        Reply(
+            200,
+            b'{"items": []}',
+            {
+                "Content-Type": "application/json",
+                "Set-Cookie": "session=cookie-value-123",
+                "X-Auth-Token": "resp-token-456",
+            },
+        ),
+    )
+    server.on("/slow", Reply(200, b"", delay=2.0))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive, read_timeout=0.3, max_retries=0)
+    caplog.set_level(logging.DEBUG, logger="gpuvalue.http")
+
+    result = client.get(
+        server.url("/data?token=abc&q=gpu"),
+        headers={"Authorization": "Bearer bearer-xyz"},
+        source="api",
+    )
+    slow = client.get(server.url("/slow"), params={"client_secret": "cs-789"})
+
+    assert result.json() == {"items": []}
+    assert server.seen[0].headers["Authorization"] == "Bearer bearer-xyz"  # it was sent
+    assert result.archived.url == server.url(f"/data?token={REDACTED}&q=gpu")
+    assert "Set-Cookie" not in result.archived.headers
+    assert "X-Auth-Token" not in result.archived.headers
+    assert "cs-789" not in slow.error
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    logged = caplog.text
+    assert "GET" in logged and REDACTED in logged
+    for secret in ("abc", "bearer-xyz", "Authorization", "cookie-value-123", "resp-token-456"):
+        assert secret.encode() not in on_disk, secret
+        assert secret not in logged, secret
+    assert "cs-789" not in logged
+
+
+def test_post_token_endpoint_is_not_archived_and_auth_not_logged(server, fake, tmp_path, caplog):
+    token = json.dumps({"access_token": "tok-secret", "expires_in": 7200}).encode()
+    server.on("/oauth2/token", Reply(200, token, {"Content-Type": "application/json"}))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive)
+    caplog.set_level(logging.DEBUG, logger="gpuvalue.http")
+
+    result = client.post(
+        server.url("/oauth2/token"),
+        data={"grant_type": "client_credentials"},
+        auth=("client-id", "client-pass"),
+        source="ebay",
+        archive_body=False,
+    )
+
+    assert result.ok and result.json()["access_token"] == "tok-secret"
+    assert result.archived is None and archive.days() == []
+    assert server.seen[0].method == "POST"
+    assert server.seen[0].body == b"grant_type=client_credentials"
+    assert server.seen[0].headers["Authorization"].startswith("Basic ")
+    assert "client-pass" not in caplog.text and "tok-secret" not in caplog.text
+
+    archived = client.post(server.url("/search"), json={"q": "rtx"}, source="api")
+    assert archived.archived is not None and server.seen[1].body == b'{"q": "rtx"}'
+
+
+def test_rejects_non_http_urls(fake):
+    client, session = make_client(fake)
+    for bad in ("file:///etc/passwd", "ftp://127.0.0.1/x", "not a url"):
+        with pytest.raises(ValueError):
+            client.get(bad)
+    assert session.sent == []
+
+
+def test_unparseable_retry_after_falls_back_to_backoff(server, fake):
+    server.on("/s", Reply(429, b"", {"Retry-After": "whenever"}), Reply(200, b"ok"))
+    client, _ = make_client(fake, backoff_base=0.5, backoff_cap=10.0)
+    assert client.get(server.url("/s")).attempts == 2
+    assert len(fake.sleeps) == 1 and 0.0 <= fake.sleeps[0] <= 0.5
+
+
+def test_fetch_many_stops_a_host_after_a_captcha_but_not_the_others(server, fake):
+    server.on("/captcha", Reply(200, b"validateCaptcha"))
+    client, _ = make_client(fake, classify=captcha_detector)
+    urls = [
+        server.url("/captcha"),
+        server.url("/x", host="localhost"),
+        server.url("/a"),
+        server.url("/y", host="localhost"),
+        server.url("/b"),
+    ]
+
+    results = client.fetch_many(urls)
+
+    assert [r.outcome for r in results] == ["captcha", "ok", "skipped", "ok", "skipped"]
+    assert sorted(server.paths()) == ["/captcha", "/x", "/y"]
