@@ -58,3 +58,9 @@ def test_detect_currency_prefers_iso_codes():
     assert detect_currency("EUR 3,500.00 ≈ US $3,971.45") == "EUR"
     assert detect_currency("3,858 円") == "JPY"
     assert detect_currency("1299") is None
+
+
+def test_bare_dollar_is_the_marketplace_dollar():
+    assert parse_price("$1,099.00", default_currency="CAD").currency == "CAD"
+    assert parse_price("US $1,099.00", default_currency="CAD").currency == "USD"
+    assert parse_price("$1,099.00", default_currency="EUR").currency == "USD"

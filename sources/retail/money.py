@@ -67,6 +67,9 @@ _KNOWN_ISO = frozenset(
 )
 _RANGE = re.compile(r"\s*(?:-|–|—|~|～|〜|\bto\b|\bbis\b|\bà\b)\s*")
 _NUMBER = re.compile(r"\d[\d.,'\s]*")
+# Currencies a marketplace prints as a bare "$"; "US $" / "USD" is always USD.
+_DOLLARS = frozenset({"USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN"})
+_EXPLICIT_USD = re.compile(r"US\s?\$|USD")
 # Currencies printed without minor units.
 _NO_DECIMALS = frozenset({"JPY", "KRW"})
 
@@ -95,6 +98,19 @@ def detect_currency(text: str) -> str | None:
         if symbol in text:
             return code
     return None
+
+
+def price_currency(text: str, default_currency: str | None) -> str | None:
+    """The currency of a price text on a marketplace whose own currency is the default.
+
+    The text's symbol or code wins, except that a bare "$" is the marketplace's own dollar
+    (amazon.ca, ebay.com.au, ...); only "US $"/"USD" is always USD.
+    """
+    cleaned = _clean(text)
+    currency = detect_currency(cleaned)
+    if currency == "USD" and default_currency in _DOLLARS and not _EXPLICIT_USD.search(cleaned):
+        return default_currency
+    return currency or default_currency
 
 
 def parse_number(raw: str, currency: str | None = None) -> float | None:
@@ -131,12 +147,14 @@ def parse_number(raw: str, currency: str | None = None) -> float | None:
 def parse_price(text: str | None, default_currency: str | None = None) -> Price | None:
     """Parse a price element's text; None when it holds no number.
 
-    A range ("$66.01 - $208.00", "£5.99 to £14.99") keeps both ends.
+    A range ("$66.01 - $208.00", "£5.99 to £14.99") keeps both ends. `default_currency`
+    (the marketplace's) applies when the text names none, and to a bare "$" on a
+    marketplace whose own currency is a dollar.
     """
     if not text:
         return None
     cleaned = _clean(text)
-    currency = detect_currency(cleaned) or default_currency
+    currency = price_currency(cleaned, default_currency)
     parts = [p for p in _RANGE.split(cleaned) if p and any(c.isdigit() for c in p)]
     values = []
     for part in parts[:2]:
