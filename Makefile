@@ -21,8 +21,8 @@ help:  ## list the targets
 
 env: .venv/.synced  ## create the environment (uv sync from uv.lock)
 
-run: env  ## run the whole pipeline on the bundled snapshot, offline, and build the site
-	$(RUN) python -m pipeline.run
+run: env  ## run the whole pipeline on the bundled snapshot, offline, and build the site (LIVE=1: fetch today's prices)
+	$(RUN) python -m pipeline.run $(if $(LIVE),--live,)
 
 test: env  ## ruff, dg check defs and pytest (deprecation warnings are errors)
 	$(RUN) ruff check .

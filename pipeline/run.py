@@ -56,17 +56,19 @@ def run_pipeline(
 
 
 def build_into(
-    root: Path, data_dir: Path | None = None, log_level: str = "WARNING"
+    root: Path, data_dir: Path | None = None, log_level: str = "WARNING", **settings_fields
 ) -> tuple[GpuvalueSettings, dg.ExecuteInProcessResult]:
     """Run the whole graph with every output (warehouse, site, published) under `root`.
 
-    For tests and benchmarks: an ephemeral instance, the bundled snapshot (or `data_dir`).
+    For tests and benchmarks: an ephemeral instance, the bundled snapshot (or `data_dir`),
+    and any other GpuvalueSettings fields given.
     """
     settings = GpuvalueSettings(
         **({"data_dir": str(data_dir)} if data_dir else {}),
         build_dir=str(root / ".build"),
         site_dir=str(root / "site"),
         published_dir=str(root / "published"),
+        **settings_fields,
     )
     first, last = snapshot_days(settings)
     result = run_pipeline(
@@ -122,6 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--last-day", help="last partition day (default: snapshot's last)")
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument(
+        "--live",
+        action="store_true",
+        help="fetch today's Amazon and eBay pages through the polite client (network!) into "
+        "warehouse/archive/ and run today's partition; default: replay the bundled snapshot",
+    )
+    parser.add_argument(
         "--persist",
         action="store_true",
         help="record the run in $DAGSTER_HOME (visible in `make dev`); slower: Dagster "
@@ -129,8 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    settings = GpuvalueSettings()
-    first, last = snapshot_days(settings)
+    settings = GpuvalueSettings(live=args.live)
+    if args.live:
+        today = dt.datetime.now(dt.UTC).date().isoformat()
+        first, last = today, today
+    else:
+        first, last = snapshot_days(settings)
     first, last = args.first_day or first, args.last_day or last
     for day in (first, last):
         dt.date.fromisoformat(day)  # fail early on a malformed --first-day/--last-day
@@ -141,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         instance = dg.DagsterInstance.ephemeral()
     print(f"gpuvalue: materializing every asset for partition days {first}..{last}", flush=True)
-    result = run_pipeline(instance, first, last, log_level=args.log_level)
+    result = run_pipeline(
+        instance, first, last, resources={"settings": settings}, log_level=args.log_level
+    )
     if not result.success:
         failed = [
             event.step_key

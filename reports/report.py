@@ -31,6 +31,8 @@ class ReportData:
     cloud: pl.DataFrame
     gpus: pl.DataFrame
     price_counts: pl.DataFrame
+    drops: pl.DataFrame
+    pages: pl.DataFrame
 
     @property
     def best(self) -> pl.DataFrame:
@@ -83,6 +85,23 @@ def load_report_data(
         "GROUP BY market ORDER BY market",
         params=[run_date],
     ).pl()
+    # Retail observations used and left out, by source and reason, up to the run date.
+    # `used` = rows without a drop reason that were not outliers either.
+    drops = con.sql(
+        "WITH dropped AS (SELECT source, reason, sum(n) AS n FROM price_drops "
+        " WHERE day <= ? GROUP BY source, reason), "
+        "candidates AS (SELECT source, count(*) AS n FROM price_observations "
+        " WHERE drop_reason IS NULL AND CAST(observed_at AS DATE) <= ? GROUP BY source) "
+        "SELECT c.source, 'used' AS reason, c.n - coalesce(o.n, 0) AS n FROM candidates c "
+        "LEFT JOIN dropped o ON o.source = c.source AND o.reason = 'outlier' "
+        "UNION ALL SELECT source, reason, n FROM dropped ORDER BY source, reason",
+        params=[run_date, run_date],
+    ).pl()
+    pages = con.sql(
+        "SELECT source, outcome, count(*) AS pages, sum(records) AS records FROM retail_pages "
+        "WHERE day <= ? GROUP BY source, outcome ORDER BY source, outcome",
+        params=[run_date],
+    ).pl()
     return ReportData(
         run_date=run_date,
         today=today,
@@ -94,6 +113,8 @@ def load_report_data(
         cloud=for_run("cloud_vs_buy"),
         gpus=con.sql("SELECT * FROM gpus ORDER BY gpu_id").pl(),
         price_counts=price_counts,
+        drops=drops,
+        pages=pages,
     )
 
 
@@ -120,6 +141,54 @@ def markdown_table(frame: pl.DataFrame, headers: dict[str, str]) -> str:
     for row in frame.select(list(headers)).iter_rows():
         lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
     return "\n".join(lines)
+
+
+def _retail_section(data: ReportData, params: dict) -> list[str]:
+    """How retail observations were used: page outcomes, and kept/dropped by reason."""
+    out = ["## Retail observations: used and left out", ""]
+    if data.pages.height:
+        out += [
+            "Archived retail pages by outcome (a captcha or block page is counted, never "
+            "parsed as an empty result):",
+            "",
+            markdown_table(
+                data.pages,
+                {"source": "source", "outcome": "outcome", "pages": "pages", "records": "records"},
+            ),
+            "",
+        ]
+    if data.drops.height:
+        wide = data.drops.pivot(on="reason", index="source", values="n").fill_null(0)
+        reasons = [c for c in wide.columns if c != "source"]
+        reasons = (
+            ["used"] + sorted(r for r in reasons if r != "used")
+            if "used" in reasons
+            else sorted(reasons)
+        )
+        out += [
+            "Observations per source: `used` feed the daily median; the others were left out "
+            f"for the reason named (`outlier`: beyond {params['price_mad_k']:g} scaled MADs of "
+            "the day's median; `unmatched:*`: the title is not one catalog GPU).",
+            "",
+            markdown_table(
+                wide.select("source", *reasons), {"source": "source", **{r: r for r in reasons}}
+            ),
+            "",
+        ]
+    if data.price_counts.height:
+        out += [
+            markdown_table(
+                data.price_counts,
+                {
+                    "market": "market",
+                    "gpus": "GPUs priced",
+                    "kept": "observations used",
+                    "dropped": "outliers",
+                },
+            ),
+            "",
+        ]
+    return out
 
 
 def _money(expr: pl.Expr) -> pl.Expr:
@@ -197,18 +266,7 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
         ),
         "",
     ]
-    if data.price_counts.height:
-        out += [
-            "Retail observations kept and dropped as outliers (beyond "
-            f"{params['price_mad_k']:g} scaled MADs of the day's median):",
-            "",
-            markdown_table(
-                data.price_counts,
-                {"market": "market", "gpus": "GPUs", "kept": "kept", "dropped": "dropped"},
-            ),
-            "",
-        ]
-
+    out += _retail_section(data, params)
     out += ["## Relative performance", ""]
     wide = (
         data.relative.pivot(on="workload", index="gpu_id", values="value")

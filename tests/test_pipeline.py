@@ -1,13 +1,18 @@
+import datetime as dt
 import shutil
+from pathlib import Path
 
 import duckdb
 import pytest
 
+from sources.archive import Archive
+from sources.bundled import DATA_DIR
 from sources.tables import BadInputError
 from tests.conftest import build
 from warehouse.db import row_counts
 from warehouse.publish import open_published
 
+FIXTURES = Path(__file__).parent / "fixtures" / "retail"
 PUBLISHED_TABLES = [
     "gpus",
     "price_observations",
@@ -134,3 +139,52 @@ def test_site_versions(built):
     report = (built.site / "latest" / "report.md").read_text()
     assert "## How old each input is" in report
     assert "## Best performance per dollar (1-GPU system)" in report
+
+
+def test_retail_prices_come_through_the_parsers(built):
+    con = open_published(built.published)
+    try:
+        pages = con.sql("SELECT source, outcome, records FROM retail_pages").fetchall()
+        assert len(pages) == 5 and {p[1] for p in pages} == {"ok"}
+        parsed = con.sql(
+            "SELECT source, gpu_id, drop_reason, citation, archive_sha256 "
+            "FROM price_observations WHERE archive_sha256 IS NOT NULL"
+        ).pl()
+        assert parsed.height == 24  # 13 Amazon cards, 1 eBay item, 10 eBay sales
+        assert set(parsed["source"]) == {"amazon", "ebay"}
+        # Every parsed row carries the citation of the page its figures came from.
+        assert all(" " in c and "@" in c for c in parsed["citation"])
+        used = parsed.filter(parsed["drop_reason"].is_null())
+        assert {"rtx-4090", "rtx-3090", "rtx-3080-10gb", "rtx-5090"} <= set(used["gpu_id"])
+        reasons = dict(con.sql("SELECT reason, sum(n) FROM price_drops GROUP BY reason").fetchall())
+        assert reasons  # the report's table is never silently empty
+    finally:
+        con.close()
+    report = (built.site / "latest" / "report.md").read_text()
+    assert "## Retail observations: used and left out" in report
+
+
+def test_captcha_page_is_counted_and_writes_nothing(built, tmp_path):
+    root = tmp_path / "captcha"
+    shutil.copytree(built.root, root)
+    archive_root = tmp_path / "archive"
+    shutil.copytree(DATA_DIR / "archive", archive_root)
+    captcha = (FIXTURES / "amazon" / "captcha_classic.html").read_bytes()
+    Archive(archive_root).store(
+        url="https://www.amazon.com/s?k=RTX+4080",
+        status=200,
+        content=captcha,
+        fetched_at=dt.datetime(2026, 4, 15, 13, 0, tzinfo=dt.UTC),
+        source="amazon",
+    )
+    before = published_counts(root / "published")
+    result = build(root, archive_dir=str(archive_root)).result
+    assert result.success
+    con = open_published(root / "published")
+    try:
+        outcomes = con.sql("SELECT outcome, count(*) FROM retail_pages GROUP BY ALL").fetchall()
+        assert dict(outcomes) == {"ok": 5, "captcha": 1}
+    finally:
+        con.close()
+    after = published_counts(root / "published")
+    assert after["price_observations"] == before["price_observations"]

@@ -30,10 +30,24 @@ class GpuvalueSettings(dg.ConfigurableResource):
     published_dir: str = "warehouse/published"
     # Fix the run date (YYYY-MM-DD); empty means the newest observation day in the warehouse.
     as_of: str = ""
+    # Live mode fetches today's retail pages through the polite client into `archive_dir`;
+    # otherwise the bundled archive in the snapshot is replayed. Never on in tests.
+    live: bool = False
+    archive_dir: str = ""
+    # Nightly request budget per host and result pages per query, in live mode.
+    amazon_budget: int = 60
+    ebay_budget: int = 120
+    pages_per_query: int = 1
 
     def data_path(self, *parts: str) -> Path:
         """A path inside the bundled snapshot folder."""
         return Path(self.data_dir).joinpath(*parts)
+
+    def archive_path(self) -> Path:
+        """The raw response archive retail prices are parsed from."""
+        if self.archive_dir:
+            return Path(self.archive_dir)
+        return Path("warehouse/archive") if self.live else self.data_path("archive")
 
     def parameters(self) -> ModelParameters:
         """Model parameters: defaults with GPUVALUE_* environment overrides."""
@@ -59,7 +73,8 @@ def resources() -> dg.Definitions:
     return dg.Definitions(
         resources={
             "warehouse": DuckDBResource(database=warehouse_path()),
-            "settings": GpuvalueSettings(),
+            # GPUVALUE_LIVE=1 makes the nightly schedule (and `make dev`) fetch live prices.
+            "settings": GpuvalueSettings(live=os.environ.get("GPUVALUE_LIVE", "") == "1"),
         }
     )
 

@@ -12,6 +12,8 @@ ALTER TABLE price_observations ADD COLUMN price_missing_reason VARCHAR;
 ALTER TABLE price_observations ADD COLUMN match_reason VARCHAR;
 ALTER TABLE price_observations ADD COLUMN drop_reason VARCHAR;
 ALTER TABLE price_observations ADD COLUMN archive_sha256 VARCHAR;
+-- Parser notes as JSON (e.g. eBay "fewer words" matches, sponsored unknown, ended date).
+ALTER TABLE price_observations ADD COLUMN extra VARCHAR;
 
 CREATE TABLE retail_pages (
     day DATE NOT NULL,

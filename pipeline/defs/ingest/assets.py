@@ -6,14 +6,19 @@ input raises before anything is written, so yesterday's rows stay.
 """
 
 import datetime as dt
+from dataclasses import astuple
 
 import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
+from sources.archive import Archive
+from sources.catalog import Catalog, match_title, normalize_condition
+from sources.http import PoliteClient
 
 from pipeline.defs.partitions import daily
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
-from pipeline.model.prices import daily_prices
+from pipeline.model.listings import classify_listings
+from pipeline.model.prices import daily_prices, drop_counts
 from sources.bundled import (
     manifest_as_of,
     read_benchmark_figures,
@@ -23,6 +28,9 @@ from sources.bundled import (
     read_retail_observations,
     to_usd,
 )
+from sources.retail.ingest import PARSERS, classify_block_page, parse_responses
+from sources.retail.plan import search_plan
+from sources.retail.snapshot import CURATED_SOURCES
 from warehouse.db import replace_rows
 
 KINDS = {"duckdb", "polars"}
@@ -120,18 +128,42 @@ def benchmark_results(
 def price_observations(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Load the partition days' retail observations from the bundled snapshot.
+    """Parse the partition days' archived retail pages, plus the curated price history.
 
-    A run may cover a range of days (a backfill); each source x day in it is replaced.
+    A run may cover a range of days (a backfill re-parses the archive, never re-scrapes);
+    each source x day in it is replaced. In live mode today's pages are fetched first.
     """
     first, last = _day_range(context)
-    path = settings.data_path("prices", "retail_observations.csv")
     rates = read_fx_rates(settings.data_path("prices", "fx_rates.csv"))
+    archive = Archive(settings.archive_path())
+    if settings.live:
+        # Read the catalog, then fetch without holding the warehouse open for minutes.
+        with open_warehouse(warehouse) as con:
+            catalog_rows = con.sql("SELECT gpu_id, name, vendor FROM gpus").pl().to_dicts()
+        fetched = fetch_retail(context, settings, archive, first, last, catalog_rows)
+        context.log.info(f"live: fetched {fetched} pages into {archive.root}")
     with open_warehouse(warehouse) as con:
-        everything = read_retail_observations(path, catalog_ids(con))
-        sources = sorted(everything["source"].unique().to_list())
-        in_range = everything.filter(pl.col("observed_at").dt.date().is_between(first, last))
-        rows = to_usd(in_range, rates, path)
+        ids = catalog_ids(con)
+        curated = curated_history(settings, ids, rates, first, last)
+        responses = [
+            response
+            for day in archive.days()
+            if first <= day <= last
+            for response in archive.responses(day)
+        ]
+        citations = bundled_citations(archive.root)
+        pages, listings = parse_responses(
+            responses, citation=lambda r: citations.get(r.sha256, f"{r.url} (archived)")
+        )
+        catalog = Catalog.default()
+        parsed = classify_listings(
+            listings,
+            match=lambda title: astuple(match_title(title, catalog)),
+            condition_of=normalize_condition,
+            rates=rates,
+        )
+        rows = pl.concat([curated, parsed], how="diagonal_relaxed")
+        sources = sorted(set(CURATED_SOURCES) | set(PARSERS))
         placeholders = ", ".join("?" for _ in sources)
         deleted, inserted = replace_rows(
             con,
@@ -140,18 +172,88 @@ def price_observations(
             f"CAST(observed_at AS DATE) BETWEEN ? AND ? AND source IN ({placeholders})",
             [first, last, *sources],
         )
-    days = rows["observed_at"].dt.date().n_unique()
+        replace_rows(con, "retail_pages", pages, "day BETWEEN ? AND ?", [first, last])
+    used = rows.filter(pl.col("drop_reason").is_null()).height
     context.log.info(
-        f"price_observations {first}..{last}: {inserted} rows on {days} days (replaced {deleted})"
+        f"price_observations {first}..{last}: {len(responses)} pages, {inserted} rows, "
+        f"{used} usable (replaced {deleted})"
     )
     return dg.MaterializeResult(
         metadata={
             "rows": inserted,
+            "usable": used,
             "replaced": deleted,
-            "days_with_rows": days,
+            "pages": len(responses),
+            "page_outcomes": _counts(pages, "outcome") if pages.height else "",
             "by_source": _counts(rows, "source"),
+            "dropped": _counts(rows.filter(pl.col("drop_reason").is_not_null()), "drop_reason"),
         }
     )
+
+
+def curated_history(
+    settings: GpuvalueSettings,
+    ids: frozenset[str],
+    rates: pl.DataFrame,
+    first: dt.date,
+    last: dt.date,
+) -> pl.DataFrame:
+    """Rows of the curated history (aggregates and datasets, not pages) in the day range."""
+    path = settings.data_path("prices", "retail_observations.csv")
+    facts = read_retail_observations(path, ids)
+    rows = facts.filter(
+        pl.col("source").is_in(CURATED_SOURCES)
+        & pl.col("observed_at").dt.date().is_between(first, last)
+    )
+    return to_usd(rows, rates, path).with_columns(
+        match_reason=pl.lit("curated: gpu_id assigned when transcribed"),
+        drop_reason=pl.lit(None, dtype=pl.Utf8),
+    )
+
+
+def bundled_citations(root) -> dict[str, str]:
+    """sha256 -> citation for the bundled archive's pages (empty for a live archive)."""
+    path = root / "CITATIONS.csv"
+    if not path.exists():
+        return {}
+    return dict(
+        pl.read_csv(path, schema_overrides={"day": pl.Utf8})
+        .select("sha256", "citation")
+        .iter_rows()
+    )
+
+
+def fetch_retail(
+    context: dg.AssetExecutionContext,
+    settings: GpuvalueSettings,
+    archive: Archive,
+    first: dt.date,
+    last: dt.date,
+    catalog_rows: list[dict],
+) -> int:
+    """Fetch tonight's search plan into the archive (live mode, today's partition only)."""
+    today = dt.datetime.now(dt.UTC).date()
+    if not first <= today <= last:
+        context.log.info(f"live: {first}..{last} is not today; re-parsing the archive only")
+        return 0
+    plan = search_plan(
+        catalog_rows,
+        pages_per_query=settings.pages_per_query,
+        budget_per_host={
+            "www.amazon.com": settings.amazon_budget,
+            "www.ebay.com": settings.ebay_budget,
+        },
+    )
+    client = PoliteClient(archive=archive, classify=classify_block_page)
+    results = []
+    for source in PARSERS:
+        urls = [r.url for r in plan if r.source == source]
+        results += client.fetch_many(urls, source=source)
+    outcomes = pl.DataFrame({"outcome": [r.outcome for r in results]})
+    context.log.info(f"live fetch outcomes: {_counts(outcomes, 'outcome') if results else 'none'}")
+    if client.tripped_hosts():
+        context.log.warning(f"circuit open (captcha/block) for {sorted(client.tripped_hosts())}")
+    return len(results)
 
 
 @dg.asset(
@@ -169,22 +271,31 @@ def price_observations(
 def gpu_prices_daily(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Aggregate the partition days' observations into robust daily prices."""
+    """Aggregate the partition days' usable observations into robust daily prices."""
     first, last = _day_range(context)
+    mad_k = settings.parameters().price_mad_k
     with open_warehouse(warehouse) as con:
         observations = con.sql(
             "SELECT * FROM price_observations WHERE CAST(observed_at AS DATE) BETWEEN ? AND ?",
             params=[first, last],
         ).pl()
-        rows = daily_prices(observations, settings.parameters().price_mad_k)
+        rows = daily_prices(observations.filter(pl.col("drop_reason").is_null()), mad_k)
+        drops = drop_counts(observations, mad_k)
         deleted, inserted = replace_rows(
             con, "gpu_prices_daily", rows, "day BETWEEN ? AND ?", [first, last]
         )
-    dropped = int(rows["n_dropped"].sum()) if rows.height else 0
+        replace_rows(con, "price_drops", drops, "day BETWEEN ? AND ?", [first, last])
+    dropped = int(drops["n"].sum()) if drops.height else 0
     context.log.info(
-        f"gpu_prices_daily {first}..{last}: {inserted} prices, {dropped} outliers dropped"
+        f"gpu_prices_daily {first}..{last}: {inserted} prices; {dropped} observations dropped"
     )
-    return dg.MaterializeResult(metadata={"rows": inserted, "outliers_dropped": dropped})
+    return dg.MaterializeResult(
+        metadata={
+            "rows": inserted,
+            "dropped": dropped,
+            "outliers": int(drops.filter(pl.col("reason") == "outlier")["n"].sum()),
+        }
+    )
 
 
 @dg.asset(

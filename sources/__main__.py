@@ -1,0 +1,67 @@
+"""`python -m sources`: inspect a captured page, or match listing titles to GPUs.
+
+    python -m sources parse amazon page.html   # one JSON object per record on stdout
+    python -m sources parse ebay page.html
+    python -m sources match "ASUS TUF RTX 4090 OC 24GB"
+    python -m sources match - < titles.txt
+
+Exit codes: 0 parsed (or matched); 2 usage error, unreadable file, or a page that could
+not be parsed (the reason on stderr); 3 the page is a bot check or block page (captcha or
+blocked: nothing on stdout, the outcome on stderr).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sources.retail.ingest import PARSERS
+from sources.retail.records import Outcome
+
+EXIT_BLOCKED = 3
+EXIT_UNPARSED = 2
+
+
+def parse_command(source: str, path: Path, url: str | None) -> int:
+    """Print one JSON object per record of a captured retail page."""
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    result = PARSERS[source](content, url)
+    if result.outcome in (Outcome.CAPTCHA, Outcome.BLOCKED):
+        print(f"{result.outcome}: {result.detail or result.page_kind}", file=sys.stderr)
+        return EXIT_BLOCKED
+    if result.outcome in (Outcome.PARSE_ERROR, Outcome.HTTP_ERROR):
+        print(f"{result.outcome}: {result.detail}", file=sys.stderr)
+        return EXIT_UNPARSED
+    for record in result.records:
+        print(json.dumps(record.to_cli(), ensure_ascii=False))
+    summary = f"{result.outcome}: {result.page_kind} page, {len(result.records)} records"
+    if result.dropped:
+        summary += ", dropped " + ", ".join(f"{k}: {v}" for k, v in sorted(result.dropped.items()))
+    print(summary, file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = argparse.ArgumentParser(prog="python -m sources", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    parse = commands.add_parser("parse", help="print the records of a captured page as JSON")
+    parse.add_argument("source", choices=sorted(PARSERS))
+    parse.add_argument("file", type=Path)
+    parse.add_argument("--url", help="the page's URL (sets the marketplace's currency)")
+    match = commands.add_parser("match", help="match listing titles to catalog GPUs")
+    match.add_argument("title", help='a title, or "-" to read titles from stdin, one per line')
+    args = parser.parse_args(argv)
+    if args.command == "parse":
+        return parse_command(args.source, args.file, args.url)
+    from sources.catalog import match_command
+
+    return match_command([args.title], sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

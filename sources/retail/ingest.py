@@ -1,0 +1,152 @@
+"""Archived retail responses -> page outcomes and listing rows (pure, no Dagster).
+
+The same function serves the bundled snapshot and a live night: both are an archive of
+responses; only how the archive was filled differs.
+"""
+
+import datetime as dt
+import json
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+import polars as pl
+
+from sources.retail import amazon, ebay
+from sources.retail.records import Outcome, ParseResult
+
+PARSERS: dict[str, Callable[[bytes, str | None], ParseResult]] = {
+    "amazon": amazon.parse_amazon,
+    "ebay": ebay.parse_ebay,
+}
+
+
+def classify_block_page(url: str, status: int, content: bytes) -> str | None:
+    """'captcha' / 'blocked' for a retailer's bot wall (served as HTTP 200), else None.
+
+    The polite client calls this on every response to open its circuit breaker.
+    """
+    if "amazon." in url:
+        return amazon.is_block_page(content)
+    if "ebay." in url:
+        return ebay.is_block_page(content)
+    return None
+
+
+PAGE_SCHEMA = {
+    "day": pl.Date,
+    "fetched_at": pl.Datetime("us"),
+    "source": pl.Utf8,
+    "url": pl.Utf8,
+    "status": pl.Int32,
+    "outcome": pl.Utf8,
+    "page_kind": pl.Utf8,
+    "records": pl.Int32,
+    "dropped": pl.Utf8,
+    "detail": pl.Utf8,
+    "archive_sha256": pl.Utf8,
+}
+LISTING_SCHEMA = {
+    "observed_at": pl.Datetime("us"),
+    "source": pl.Utf8,
+    "title": pl.Utf8,
+    "price": pl.Float64,
+    "price_high": pl.Float64,
+    "currency": pl.Utf8,
+    "url": pl.Utf8,
+    "listing_id": pl.Utf8,
+    "condition": pl.Utf8,
+    "sponsored": pl.Boolean,
+    "sold": pl.Boolean,
+    "sold_date": pl.Date,
+    "best_offer_accepted": pl.Boolean,
+    "price_missing_reason": pl.Utf8,
+    "archive_sha256": pl.Utf8,
+    "citation": pl.Utf8,
+    "extra": pl.Utf8,
+}
+
+
+class Archived(Protocol):
+    """What an archive entry offers (see sources.archive.ArchivedResponse)."""
+
+    url: str
+    status: int
+    fetched_at: dt.datetime
+    source: str
+    sha256: str
+
+    def read(self) -> bytes:
+        """The stored bytes."""
+        ...
+
+
+def _naive_utc(moment: dt.datetime) -> dt.datetime:
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(dt.UTC).replace(tzinfo=None)
+
+
+def parse_responses(
+    responses: Iterable[Archived], citation: Callable[[Archived], str] | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Parse every archived retail response; return (pages, listings).
+
+    A non-2xx response is an `http_error` page without parsing; a page whose source has no
+    parser is a `parse_error` page. Nothing raises for bad input.
+    """
+    pages, listings = [], []
+    for response in responses:
+        fetched = _naive_utc(response.fetched_at)
+        parser = PARSERS.get(response.source)
+        if not 200 <= response.status < 300:
+            result = ParseResult(Outcome.HTTP_ERROR, "unknown", detail=f"HTTP {response.status}")
+        elif parser is None:
+            result = ParseResult(
+                Outcome.PARSE_ERROR, "unknown", detail=f"no parser for {response.source!r}"
+            )
+        else:
+            result = parser(response.read(), response.url)
+        pages.append(
+            {
+                "day": fetched.date(),
+                "fetched_at": fetched,
+                "source": response.source,
+                "url": response.url,
+                "status": response.status,
+                "outcome": str(result.outcome),
+                "page_kind": result.page_kind,
+                "records": len(result.records),
+                "dropped": json.dumps(result.dropped, sort_keys=True) if result.dropped else None,
+                "detail": result.detail or None,
+                "archive_sha256": response.sha256,
+            }
+        )
+        cite = citation(response) if citation else response.url
+        for record in result.records:
+            listings.append(
+                {
+                    "observed_at": fetched,
+                    "source": record.source,
+                    "title": record.title,
+                    "price": record.price,
+                    "price_high": record.price_high,
+                    "currency": record.currency,
+                    "url": record.url,
+                    "listing_id": record.listing_id,
+                    "condition": record.condition,
+                    "sponsored": record.sponsored,
+                    "sold": record.sold,
+                    "sold_date": record.sold_date,
+                    "best_offer_accepted": record.best_offer_accepted,
+                    "price_missing_reason": record.price_missing_reason,
+                    "archive_sha256": response.sha256,
+                    "citation": cite,
+                    "extra": json.dumps(record.extra, sort_keys=True, ensure_ascii=False)
+                    if record.extra
+                    else None,
+                }
+            )
+    return (
+        pl.DataFrame(pages, schema=PAGE_SCHEMA),
+        pl.DataFrame(listings, schema=LISTING_SCHEMA),
+    )
