@@ -25,14 +25,14 @@ run: env  ## run the whole pipeline on the bundled snapshot, offline, and build 
 	$(RUN) python -m pipeline.run $(if $(LIVE),--live,)
 
 test: env  ## ruff, dg check defs and pytest (deprecation warnings are errors)
-	$(RUN) ruff check .
-	$(RUN) ruff format --check .
+	$(RUN) ruff check --no-cache .
+	$(RUN) ruff format --no-cache --check .
 	$(RUN) dg check defs
 	$(RUN) pytest
 
 lint: env  ## ruff lint and format check
-	$(RUN) ruff check .
-	$(RUN) ruff format --check .
+	$(RUN) ruff check --no-cache .
+	$(RUN) ruff format --no-cache --check .
 
 format: env  ## apply ruff's fixes and formatting
 	$(RUN) ruff check --fix .

@@ -130,6 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         "warehouse/archive/ and run today's partition; default: replay the bundled snapshot",
     )
     parser.add_argument(
+        "--archive-dir",
+        default="",
+        help="parse retail pages from this raw archive (e.g. warehouse/archive to re-parse "
+        "live nights after a parser fix); default: the bundled archive, or the live one",
+    )
+    parser.add_argument(
         "--persist",
         action="store_true",
         help="record the run in $DAGSTER_HOME (visible in `make dev`); slower: Dagster "
@@ -137,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    settings = GpuvalueSettings(live=args.live)
+    settings = GpuvalueSettings(live=args.live, archive_dir=args.archive_dir)
     if args.live:
         today = dt.datetime.now(dt.UTC).date().isoformat()
         first, last = today, today

@@ -11,14 +11,12 @@ from dataclasses import astuple
 import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
-from sources.archive import Archive
-from sources.catalog import Catalog, match_title, normalize_condition
-from sources.http import PoliteClient
 
 from pipeline.defs.partitions import daily
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from pipeline.model.listings import classify_listings
 from pipeline.model.prices import daily_prices, drop_counts
+from sources.archive import Archive
 from sources.bundled import (
     manifest_as_of,
     read_benchmark_figures,
@@ -28,6 +26,8 @@ from sources.bundled import (
     read_retail_observations,
     to_usd,
 )
+from sources.catalog import Catalog, match_title, normalize_condition
+from sources.http import PoliteClient
 from sources.retail.ingest import PARSERS, classify_block_page, parse_responses
 from sources.retail.plan import search_plan
 from sources.retail.snapshot import CURATED_SOURCES
