@@ -56,12 +56,17 @@ def run_pipeline(
 
 
 def build_into(
-    root: Path, data_dir: Path | None = None, log_level: str = "WARNING", **settings_fields
+    root: Path,
+    data_dir: Path | None = None,
+    log_level: str = "WARNING",
+    days: tuple[str, str] | None = None,
+    **settings_fields,
 ) -> tuple[GpuvalueSettings, dg.ExecuteInProcessResult]:
     """Run the whole graph with every output (warehouse, site, published) under `root`.
 
     For tests and benchmarks: an ephemeral instance, the bundled snapshot (or `data_dir`),
-    and any other GpuvalueSettings fields given.
+    and any other GpuvalueSettings fields given; `days` (first, last) overrides the
+    snapshot's partition range.
     """
     settings = GpuvalueSettings(
         **({"data_dir": str(data_dir)} if data_dir else {}),
@@ -70,7 +75,7 @@ def build_into(
         published_dir=str(root / "published"),
         **settings_fields,
     )
-    first, last = snapshot_days(settings)
+    first, last = days or snapshot_days(settings)
     result = run_pipeline(
         dg.DagsterInstance.ephemeral(),
         first,

@@ -20,9 +20,9 @@ class Build:
     result: dg.ExecuteInProcessResult
 
 
-def build(root: Path, data_dir: Path = DATA_DIR, **settings_fields) -> Build:
+def build(root: Path, data_dir: Path = DATA_DIR, days=None, **settings_fields) -> Build:
     """Run the whole graph in-process with every output under `root`."""
-    settings, result = build_into(root, data_dir, **settings_fields)
+    settings, result = build_into(root, data_dir, days=days, **settings_fields)
     return Build(
         root,
         root / "gpuvalue.duckdb",

@@ -24,9 +24,7 @@ def test_search_query(name, vendor, query):
 
 def test_plan_covers_every_gpu_on_both_sites_and_respects_the_budget():
     catalog = read_gpu_specs(DATA_DIR / "specs" / "gpu_specs.csv").to_dicts()
-    plan = search_plan(
-        catalog, pages_per_query=2, budget_per_host={"www.amazon.com": 80, "www.ebay.com": 500}
-    )
+    plan = search_plan(catalog, pages_per_query=2, budget={"amazon": 80, "ebay": 500})
     amazon = [r for r in plan if r.source == "amazon"]
     ebay = [r for r in plan if r.source == "ebay"]
     assert len(amazon) == 80  # budget cut
@@ -40,4 +38,4 @@ def test_plan_covers_every_gpu_on_both_sites_and_respects_the_budget():
 
 def test_zero_budget_plans_nothing():
     catalog = [{"gpu_id": "rtx-4090", "name": "GeForce RTX 4090", "vendor": "nvidia"}]
-    assert search_plan(catalog, budget_per_host={}) == []
+    assert search_plan(catalog, budget={}) == []

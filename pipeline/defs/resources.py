@@ -34,10 +34,13 @@ class GpuvalueSettings(dg.ConfigurableResource):
     # otherwise the bundled archive in the snapshot is replayed. Never on in tests.
     live: bool = False
     archive_dir: str = ""
-    # Nightly request budget per host and result pages per query, in live mode.
+    # Nightly request budget per site, result pages per query and politeness, in live mode.
     amazon_budget: int = 60
     ebay_budget: int = 120
     pages_per_query: int = 1
+    min_interval_per_host: float = 2.0
+    amazon_base_url: str = "https://www.amazon.com"
+    ebay_base_url: str = "https://www.ebay.com"
 
     def data_path(self, *parts: str) -> Path:
         """A path inside the bundled snapshot folder."""

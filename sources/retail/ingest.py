@@ -25,11 +25,9 @@ def classify_block_page(url: str, status: int, content: bytes) -> str | None:
 
     The polite client calls this on every response to open its circuit breaker.
     """
-    if "amazon." in url:
-        return amazon.is_block_page(content)
-    if "ebay." in url:
-        return ebay.is_block_page(content)
-    return None
+    # Both detectors look only for their own site's wall, so trying both is safe and does
+    # not depend on the host name (mirrors, test servers, regional domains).
+    return amazon.is_block_page(content) or ebay.is_block_page(content)
 
 
 PAGE_SCHEMA = {

@@ -16,7 +16,9 @@ EBAY_GPU_CATEGORY = "27386"
 # Amazon node "Computer Graphics Cards" (284822).
 AMAZON_GPU_NODE = "284822"
 
-DEFAULT_BUDGET = {"www.amazon.com": 60, "www.ebay.com": 120}
+DEFAULT_BUDGET = {"amazon": 60, "ebay": 120}
+AMAZON_BASE = "https://www.amazon.com"
+EBAY_BASE = "https://www.ebay.com"
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,6 @@ class SearchRequest:
     query: str
     page: int
     url: str
-
-    @property
-    def host(self) -> str:
-        """The host the request goes to (budgets are per host)."""
-        return self.url.split("/")[2]
 
 
 def search_query(name: str, vendor: str) -> str:
@@ -56,13 +53,13 @@ def search_query(name: str, vendor: str) -> str:
     return query
 
 
-def amazon_url(query: str, page: int) -> str:
+def amazon_url(query: str, page: int, base: str = AMAZON_BASE) -> str:
     """An Amazon.com search URL in the graphics-card node."""
     params = {"k": query, "rh": f"n:{AMAZON_GPU_NODE}", "page": page}
-    return f"https://www.amazon.com/s?{urlencode(params)}"
+    return f"{base}/s?{urlencode(params)}"
 
 
-def ebay_sold_url(query: str, page: int) -> str:
+def ebay_sold_url(query: str, page: int, base: str = EBAY_BASE) -> str:
     """An eBay.com sold-and-completed search URL in the graphics-card category, 60 per page."""
     params = {
         "_nkw": query,
@@ -72,20 +69,22 @@ def ebay_sold_url(query: str, page: int) -> str:
         "_ipg": 60,
         "_pgn": page,
     }
-    return f"https://www.ebay.com/sch/i.html?{urlencode(params)}"
+    return f"{base}/sch/i.html?{urlencode(params)}"
 
 
 def search_plan(
     catalog: Iterable[Mapping[str, object]],
     pages_per_query: int = 2,
-    budget_per_host: Mapping[str, int] | None = None,
+    budget: Mapping[str, int] | None = None,
+    amazon_base: str = AMAZON_BASE,
+    ebay_base: str = EBAY_BASE,
 ) -> list[SearchRequest]:
     """Requests for every catalog GPU on Amazon (new) and eBay sold (used).
 
-    `catalog` rows need gpu_id, name and vendor. Requests beyond a host's nightly budget
-    are left out; order: by page, then catalog order, then source.
+    `catalog` rows need gpu_id, name and vendor. Requests beyond a site's nightly budget
+    (requests per source) are left out; order: by page, then catalog order, then source.
     """
-    budget = dict(DEFAULT_BUDGET if budget_per_host is None else budget_per_host)
+    budget = dict(DEFAULT_BUDGET if budget is None else budget)
     rows = list(catalog)
     plan: list[SearchRequest] = []
     used: dict[str, int] = {}
@@ -93,12 +92,11 @@ def search_plan(
         for row in rows:
             query = search_query(str(row["name"]), str(row["vendor"]))
             for source, market, url in (
-                ("amazon", "new", amazon_url(query, page)),
-                ("ebay", "used", ebay_sold_url(query, page)),
+                ("amazon", "new", amazon_url(query, page, amazon_base)),
+                ("ebay", "used", ebay_sold_url(query, page, ebay_base)),
             ):
-                request = SearchRequest(source, market, str(row["gpu_id"]), query, page, url)
-                if used.get(request.host, 0) >= budget.get(request.host, 0):
+                if used.get(source, 0) >= budget.get(source, 0):
                     continue
-                used[request.host] = used.get(request.host, 0) + 1
-                plan.append(request)
+                used[source] = used.get(source, 0) + 1
+                plan.append(SearchRequest(source, market, str(row["gpu_id"]), query, page, url))
     return plan

@@ -239,12 +239,15 @@ def fetch_retail(
     plan = search_plan(
         catalog_rows,
         pages_per_query=settings.pages_per_query,
-        budget_per_host={
-            "www.amazon.com": settings.amazon_budget,
-            "www.ebay.com": settings.ebay_budget,
-        },
+        budget={"amazon": settings.amazon_budget, "ebay": settings.ebay_budget},
+        amazon_base=settings.amazon_base_url,
+        ebay_base=settings.ebay_base_url,
     )
-    client = PoliteClient(archive=archive, classify=classify_block_page)
+    client = PoliteClient(
+        archive=archive,
+        classify=classify_block_page,
+        min_interval_per_host=settings.min_interval_per_host,
+    )
     results = []
     for source in PARSERS:
         urls = [r.url for r in plan if r.source == source]
