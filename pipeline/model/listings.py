@@ -9,6 +9,8 @@ means it does). Reasons, first match wins:
 - `price_range`: a range ("$66 - $208") is several variants, not one price;
 - `not_sold`: an eBay completed listing that ended unsold;
 - `best_offer_hidden`: sold via an accepted best offer, so the real price is hidden;
+- `asking_price`: an active eBay listing of a used card (the Browse API): an ask, not a
+  sale, so it does not set the used price (new cards' asking prices are what a buyer pays);
 - `no_fx_rate`: no exchange rate on or before that day for the currency.
 Outliers are decided later, per GPU x market x day (pipeline.model.prices).
 """
@@ -74,6 +76,10 @@ def classify_listings(
         .then(pl.lit("not_sold"))
         .when(pl.col("best_offer_accepted"))
         .then(pl.lit("best_offer_hidden"))
+        .when(
+            (pl.col("source") == "ebay") & pl.col("sold").is_null() & (pl.col("market") == "used")
+        )
+        .then(pl.lit("asking_price"))
         .when(pl.col("price_usd").is_null())
         .then(pl.lit("no_fx_rate"))
     )

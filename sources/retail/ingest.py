@@ -11,12 +11,31 @@ from typing import Protocol
 
 import polars as pl
 
-from sources.retail import amazon, ebay
+from sources.retail import amazon, amazon_api, ebay, ebay_api
 from sources.retail.records import Outcome, ParseResult
 
-PARSERS: dict[str, Callable[[bytes, str | None], ParseResult]] = {
+Parser = Callable[[bytes, str | None], ParseResult]
+
+
+def _json_parser(parse: Callable[[object], ParseResult]) -> Parser:
+    """An API response parser over archived bytes; a body that is not JSON is a parse_error."""
+
+    def parse_bytes(content: bytes, url: str | None = None) -> ParseResult:
+        try:
+            payload = json.loads(content)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return ParseResult(Outcome.PARSE_ERROR, "unknown", detail=f"not JSON: {exc}")
+        return parse(payload)
+
+    return parse_bytes
+
+
+# Archive source -> parser. HTML pages from scraping, JSON from the official APIs.
+PARSERS: dict[str, Parser] = {
     "amazon": amazon.parse_amazon,
     "ebay": ebay.parse_ebay,
+    amazon_api.ARCHIVE_SOURCE: _json_parser(amazon_api.parse_search_items),
+    ebay_api.ARCHIVE_SOURCE: _json_parser(ebay_api.parse_browse_search),
 }
 
 

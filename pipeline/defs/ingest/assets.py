@@ -6,6 +6,7 @@ input raises before anything is written, so yesterday's rows stay.
 """
 
 import datetime as dt
+import os
 from dataclasses import astuple
 
 import dagster as dg
@@ -28,6 +29,7 @@ from sources.bundled import (
 )
 from sources.catalog import Catalog, match_title, normalize_condition
 from sources.http import PoliteClient
+from sources.retail import amazon_api, ebay_api
 from sources.retail.ingest import PARSERS, classify_block_page, parse_responses
 from sources.retail.plan import search_plan
 from sources.retail.snapshot import CURATED_SOURCES
@@ -248,11 +250,26 @@ def fetch_retail(
         classify=classify_block_page,
         min_interval_per_host=settings.min_interval_per_host,
     )
+    # The official APIs replace scraping for a site when their credentials are configured
+    # (EBAY_CLIENT_ID/SECRET; AMAZON_PAAPI_ACCESS_KEY/SECRET_KEY + AMAZON_PARTNER_TAG).
+    apis = {
+        "ebay": ebay_api.client_from_env(client, os.environ),
+        "amazon": amazon_api.client_from_env(client, os.environ),
+    }
     results = []
-    for source in PARSERS:
-        urls = [r.url for r in plan if r.source == source]
-        results += client.fetch_many(urls, source=source)
-    outcomes = pl.DataFrame({"outcome": [r.outcome for r in results]})
+    for source in ("amazon", "ebay"):
+        requests = [r for r in plan if r.source == source]
+        api = apis[source]
+        if api is None:
+            results += [
+                r.outcome for r in client.fetch_many([r.url for r in requests], source=source)
+            ]
+            continue
+        context.log.info(f"live: {source} through its official API")
+        for query in dict.fromkeys(r.query for r in requests):
+            found = api.search(query)
+            results += [str(x.outcome) for x in (found if isinstance(found, list) else [found])]
+    outcomes = pl.DataFrame({"outcome": [str(r) for r in results]})
     context.log.info(f"live fetch outcomes: {_counts(outcomes, 'outcome') if results else 'none'}")
     if client.tripped_hosts():
         context.log.warning(f"circuit open (captcha/block) for {sorted(client.tripped_hosts())}")
