@@ -16,7 +16,9 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from pipeline.definitions import defs as load_defs
+from pipeline.defs.partitions import CLOUD_PROVIDERS
 from pipeline.defs.resources import GpuvalueSettings
+from pipeline.defs.schedules import CLOUD, CLOUD_RUN
 from reports.report import load_report_data, top_by_workload
 from sources.bundled import read_retail_observations
 from warehouse.publish import open_published
@@ -39,18 +41,40 @@ def run_pipeline(
     resources: dict[str, object] | None = None,
     log_level: str = "INFO",
 ) -> dg.ExecuteInProcessResult:
-    """Materialize every asset (and run every check) in-process over a range of days.
+    """Materialize everything in-process: cloud offers per provider, then the rest.
 
-    `resources` replaces the project's default resources (tests point them at temp dirs).
+    Each cloud provider is its own run, as in the nightly schedule, so a provider that
+    fails is reported and skipped while the others and the rest of the graph go on (the
+    model then uses that provider's last good offers). `resources` replaces the project's
+    default resources (tests point them at temp dirs). Returns the main run's result.
     """
     defs = load_defs()
     merged = {**defs.resources, **(resources or {})}
+    everything = [*defs.assets, *defs.asset_checks]
+    run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
+    for provider in CLOUD_PROVIDERS:
+        cloud = dg.materialize(
+            everything,
+            instance=instance,
+            resources=merged,
+            selection=CLOUD_RUN,
+            partition_key=provider,
+            run_config=run_config,
+            raise_on_error=False,
+        )
+        if not cloud.success:
+            print(
+                f"gpuvalue: cloud offers for {provider} failed; its last good offers are kept "
+                "and shown as stale",
+                file=sys.stderr,
+            )
     return dg.materialize(
-        [*defs.assets, *defs.asset_checks],
+        everything,
         instance=instance,
         resources=merged,
+        selection=dg.AssetSelection.all() - CLOUD,
         tags={RANGE_START: first_day, RANGE_END: last_day},
-        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        run_config=run_config,
         raise_on_error=False,
     )
 
@@ -111,6 +135,7 @@ def summary(settings: GpuvalueSettings) -> str:
         lines.append(
             f"  {row['input']:<14} {row['source']:<32} {row['rows']:>5} rows  "
             f"{row['as_of']}  ({row['age_days']} d)"
+            + ("" if row["status"] == "ok" else f"  {row['status']}")
         )
     lines += ["", "Top 3 by performance per dollar (1-GPU system):"]
     for workload, top in top_by_workload(data).items():

@@ -42,15 +42,19 @@ class ReportData:
 
 FRESHNESS_SQL = """
 SELECT 'specs' AS input, 'curated spec sheet' AS source, count(*) AS rows,
-       max(as_of) AS as_of FROM gpus
+       max(as_of) AS as_of, 'ok' AS status FROM gpus
 UNION ALL
-SELECT 'benchmarks', source, count(*), max(as_of) FROM benchmark_results GROUP BY source
+SELECT 'benchmarks', source, count(*), max(as_of), 'ok' FROM benchmark_results GROUP BY source
 UNION ALL
 SELECT 'retail prices', source || ' (' || market || ')', count(*),
-       max(CAST(observed_at AS DATE)) FROM price_observations GROUP BY source, market
+       max(CAST(observed_at AS DATE)), 'ok' FROM price_observations GROUP BY source, market
 UNION ALL
-SELECT 'cloud prices', provider, count(*), max(CAST(observed_at AS DATE))
-FROM cloud_offers GROUP BY provider
+SELECT 'cloud prices', o.provider, count(*), max(CAST(o.observed_at AS DATE)),
+       CASE WHEN any_value(a.status) = 'failed'
+            THEN 'stale: last attempt failed (' || any_value(a.detail) || ')'
+            ELSE 'ok' END
+FROM cloud_offers o LEFT JOIN source_status a ON a.source = o.provider AND a.kind = 'cloud'
+GROUP BY o.provider
 ORDER BY input, source
 """
 
@@ -262,6 +266,7 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
                 "rows": "rows",
                 "as_of": "as of",
                 "age_days": "age (days)",
+                "status": "status",
             },
         ),
         "",

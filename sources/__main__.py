@@ -2,6 +2,7 @@
 
     python -m sources parse amazon page.html   # one JSON object per record on stdout
     python -m sources parse ebay page.html
+    python -m sources parse azure prices.json  # aws, azure, gcp, lambda, vast, runpod, skypilot
     python -m sources match "ASUS TUF RTX 4090 OC 24GB"
     python -m sources match - < titles.txt
 
@@ -15,6 +16,8 @@ import json
 import sys
 from pathlib import Path
 
+from sources.cloud.parsers import CLOUD_PARSERS
+from sources.cloud.records import MalformedFile
 from sources.retail.ingest import PARSERS
 from sources.retail.records import Outcome
 
@@ -45,18 +48,42 @@ def parse_command(source: str, path: Path, url: str | None) -> int:
     return 0
 
 
+def parse_cloud_command(provider: str, path: Path) -> int:
+    """Print one JSON object per offer in a provider's price file."""
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        offers = CLOUD_PARSERS[provider](content)
+    except MalformedFile as exc:
+        print(f"error: {path} is not a valid {provider} price file: {exc}", file=sys.stderr)
+        return 2
+    for offer in offers:
+        print(json.dumps(offer.to_cli(), ensure_ascii=False))
+    unknown = sorted({o.gpu_name for o in offers if o.gpu is None})
+    summary = f"ok: {len(offers)} offers"
+    if unknown:
+        summary += f"; unknown GPU names: {', '.join(unknown)}"
+    print(summary, file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m sources", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     parse = commands.add_parser("parse", help="print the records of a captured page as JSON")
-    parse.add_argument("source", choices=sorted(PARSERS))
+    parse.add_argument("source", choices=sorted({*PARSERS, *CLOUD_PARSERS}))
     parse.add_argument("file", type=Path)
     parse.add_argument("--url", help="the page's URL (sets the marketplace's currency)")
     match = commands.add_parser("match", help="match listing titles to catalog GPUs")
     match.add_argument("title", help='a title, or "-" to read titles from stdin, one per line')
     args = parser.parse_args(argv)
     if args.command == "parse":
+        if args.source in CLOUD_PARSERS:
+            return parse_cloud_command(args.source, args.file)
         return parse_command(args.source, args.file, args.url)
     from sources.catalog import match_command
 

@@ -44,6 +44,14 @@ def test_price_observations_are_partitioned_daily():
     specs = asset_specs()
     for key in ("price_observations", "gpu_prices_daily"):
         assert isinstance(specs[key].partitions_def, dg.DailyPartitionsDefinition)
+    assert specs["cloud_offers"].partitions_def.get_partition_keys() == [
+        "aws",
+        "azure",
+        "gcp",
+        "lambda",
+        "runpod",
+        "vast",
+    ]
     assert specs["gpus"].partitions_def is None
 
 
@@ -53,7 +61,15 @@ def test_nightly_schedule_runs_the_whole_graph_at_3_utc():
     assert schedule.cron_schedule == "0 3 * * *"
     assert schedule.execution_timezone == "UTC"
     job = defs.resolve_job_def("nightly")
-    assert {k.to_user_string() for k in job.asset_layer.selected_asset_keys} == EXPECTED_ASSETS
+    selected = {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
+    assert selected == EXPECTED_ASSETS - {"cloud_offers"}
+    cloud = defs.resolve_job_def("nightly_cloud")
+    assert {k.to_user_string() for k in cloud.asset_layer.selected_asset_keys} == {
+        "cloud_offers",
+        "gpus",
+    }
+    cloud_schedule = defs.resolve_schedule_def("nightly_cloud")
+    assert cloud_schedule.cron_schedule == "30 2 * * *"
     context = dg.build_schedule_context(
         scheduled_execution_time=dt.datetime(2026, 11, 21, 3, 0, tzinfo=dt.UTC),
         repository_def=defs.get_repository_def(),

@@ -110,7 +110,8 @@ def test_malformed_row_fails_only_its_source_and_keeps_yesterdays_rows(built, tm
     assert f"{bench}, line 6, field 'throughput'" in error.to_string()
     # Other sources still loaded; nothing was erased; the published snapshot is untouched.
     succeeded = {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
-    assert {"gpus", "cloud_offers", "price_observations", "gpu_prices_daily"} <= succeeded
+    # (cloud offers run per provider before the main graph, see test_broken_provider_...)
+    assert {"gpus", "price_observations", "gpu_prices_daily"} <= succeeded
     assert "published_warehouse" not in succeeded
     con = duckdb.connect(str(root / "gpuvalue.duckdb"), read_only=True)
     assert row_counts(con)["benchmark_results"] == before["benchmark_results"]
@@ -188,3 +189,36 @@ def test_captcha_page_is_counted_and_writes_nothing(built, tmp_path):
         con.close()
     after = published_counts(root / "published")
     assert after["price_observations"] == before["price_observations"]
+
+
+def test_broken_provider_fails_alone_and_its_offers_show_as_stale(built, tmp_path, data_copy):
+    root = tmp_path / "cloud"
+    shutil.copytree(built.root, root)
+    con = open_published(root / "published")
+    azure_before = con.sql("SELECT count(*) FROM cloud_offers WHERE provider = 'azure'").fetchall()
+    con.close()
+    azure = data_copy / "cloud" / "azure.csv"
+    lines = azure.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[3] = lines[3].replace(",on_demand,", ",on_demnd,")  # a schema change, say
+    azure.write_text("".join(lines), encoding="utf-8")
+
+    out = build(root, data_copy)
+    assert out.result.success  # the main graph and the other providers published
+    con = open_published(root / "published")
+    try:
+        assert (
+            con.sql("SELECT count(*) FROM cloud_offers WHERE provider = 'azure'").fetchall()
+            == azure_before
+        )  # yesterday's good offers stay
+        latest = dict(
+            con.sql(
+                "SELECT source, arg_max(status, attempted_at) FROM source_status GROUP BY source"
+            ).fetchall()
+        )
+        assert latest["azure"] == "failed"
+        assert {latest[p] for p in ("aws", "gcp", "lambda", "runpod", "vast")} == {"ok"}
+    finally:
+        con.close()
+    report = (out.site / "latest" / "report.md").read_text()
+    azure_row = next(line for line in report.splitlines() if "| cloud prices | azure |" in line)
+    assert "stale: last attempt failed" in azure_row and "azure.csv, line 4" in azure_row

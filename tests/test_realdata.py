@@ -152,7 +152,7 @@ def test_every_catalog_price_is_in_the_cited_catalog(provider, capture):
                             round(float(row[column]), 6),
                         )
                     )
-    ours = read_cloud_offers(DATA_DIR / "cloud" / "offers.csv", None).filter(
+    ours = read_cloud_offers(DATA_DIR / "cloud" / f"{provider}.csv", None).filter(
         pl.col("provider") == provider
     )
     assert ours.height > 0

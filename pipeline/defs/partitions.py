@@ -7,3 +7,8 @@ prices in yesterday's partition. The start covers the oldest bundled observation
 import dagster as dg
 
 daily = dg.DailyPartitionsDefinition(start_date="2020-01-01", timezone="UTC", end_offset=1)
+
+# Cloud prices are loaded per provider, so one provider failing (a schema change, a 429
+# storm) fails only its own partition and the others still publish.
+CLOUD_PROVIDERS = ("aws", "azure", "gcp", "lambda", "runpod", "vast")
+providers = dg.StaticPartitionsDefinition(list(CLOUD_PROVIDERS))

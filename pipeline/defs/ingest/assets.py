@@ -13,7 +13,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.partitions import daily
+from pipeline.defs.partitions import daily, providers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from pipeline.model.listings import classify_listings
 from pipeline.model.prices import daily_prices, drop_counts
@@ -323,24 +323,65 @@ def gpu_prices_daily(
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
     deps=[gpus],
+    partitions_def=providers,
     description=(
         "One row per cloud offer: provider x instance type x region x price type, with USD "
-        "per instance-hour and per GPU-hour."
+        "per instance-hour and per GPU-hour. Partitioned by provider."
     ),
 )
 def cloud_offers(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Load the bundled cloud offers; each provider x day is replaced as a unit."""
-    path = settings.data_path("cloud", "offers.csv")
-    with open_warehouse(warehouse) as con:
-        rows = read_cloud_offers(path, catalog_ids(con))
-        same_provider_day = (
-            "EXISTS (SELECT 1 FROM incoming_rows i WHERE i.provider = cloud_offers.provider "
-            "AND CAST(i.observed_at AS DATE) = CAST(cloud_offers.observed_at AS DATE))"
-        )
-        deleted, _ = replace_rows(con, "cloud_offers", rows, same_provider_day)
-    context.log.info(f"cloud_offers: {rows.height} rows (replaced {deleted})")
+    """Load one provider's offers; each provider x day is replaced as a unit.
+
+    Every attempt is recorded in `source_status`: a failure is recorded, then raised, so
+    only this provider's partition fails and its last good rows stay (shown as stale).
+    """
+    provider = context.partition_key
+    path = settings.data_path("cloud", f"{provider}.csv")
+    try:
+        with open_warehouse(warehouse) as con:
+            rows = read_cloud_offers(path, catalog_ids(con))
+            wrong = rows.filter(pl.col("provider") != provider)
+            if wrong.height:
+                raise ValueError(
+                    f"{path}: rows for provider {wrong['provider'][0]!r} in {provider}'s file"
+                )
+            same_provider_day = (
+                "EXISTS (SELECT 1 FROM incoming_rows i WHERE i.provider = cloud_offers.provider "
+                "AND CAST(i.observed_at AS DATE) = CAST(cloud_offers.observed_at AS DATE))"
+            )
+            deleted, _ = replace_rows(con, "cloud_offers", rows, same_provider_day)
+            _record_status(con, provider, "ok", rows.height, f"{path.name}: {rows.height} offers")
+    except Exception as exc:
+        with open_warehouse(warehouse) as con:
+            _record_status(con, provider, "failed", None, str(exc)[:500])
+        raise
+    context.log.info(f"cloud_offers[{provider}]: {rows.height} rows (replaced {deleted})")
     return dg.MaterializeResult(
-        metadata={"rows": rows.height, "by_provider": _counts(rows, "provider")}
+        metadata={
+            "rows": rows.height,
+            "price_types": _counts(rows, "price_type"),
+            "newest": str(rows["observed_at"].max()) if rows.height else "",
+        }
     )
+
+
+def _record_status(con, source: str, status: str, rows: int | None, detail: str) -> None:
+    """Replace the source's status row: this attempt, and when it last succeeded."""
+    con.sql("BEGIN TRANSACTION")
+    try:
+        previous = con.sql(
+            "SELECT last_ok_at FROM source_status WHERE source = ? AND kind = 'cloud'",
+            params=[source],
+        ).fetchall()
+        con.sql("DELETE FROM source_status WHERE source = ? AND kind = 'cloud'", params=[source])
+        con.sql(
+            "INSERT INTO source_status VALUES (?, 'cloud', current_timestamp::TIMESTAMP, ?, ?, ?, "
+            "CASE WHEN ? = 'ok' THEN current_timestamp::TIMESTAMP ELSE ? END)",
+            params=[source, status, rows, detail, status, previous[0][0] if previous else None],
+        )
+        con.sql("COMMIT")
+    except Exception:
+        con.sql("ROLLBACK")
+        raise

@@ -1,0 +1,82 @@
+"""RunPod GraphQL `gpuTypes`: per-GPU-hour prices in the secure and community clouds.
+
+Accepts `{"data": {"gpuTypes": [...]}}` and a bare list of gpu types. Per GPU type:
+securePrice -> on_demand "secure", communityPrice -> on_demand "community",
+secureSpotPrice -> spot "secure", communitySpotPrice -> spot "community". A price of 0 or
+null means "not offered in that cloud" and gives no offer. Prices are per GPU-hour, so
+gpu_count is 1; region is None (RunPod quotes one global price). The placeholder "unknown"
+gpu type is skipped. A list without price fields (a name list) gives zero offers.
+"""
+
+import json
+
+from sources.cloud.gpu_names import canonical_gpu
+from sources.cloud.records import CloudOffer, MalformedFile
+
+_PRICES = (
+    ("securePrice", "secure", "on_demand"),
+    ("communityPrice", "community", "on_demand"),
+    ("secureSpotPrice", "secure", "spot"),
+    ("communitySpotPrice", "community", "spot"),
+)
+
+
+def parse_runpod(content: bytes) -> list[CloudOffer]:
+    """Parse a RunPod gpuTypes response.
+
+    Args:
+        content: The response body.
+
+    Returns:
+        Up to four offers per GPU type (see the module docstring).
+
+    Raises:
+        MalformedFile: Not JSON, no gpuTypes list, a type without an id, or a price that
+            is not a number.
+    """
+    try:
+        data = json.loads(content)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MalformedFile(f"not JSON: {exc}") from exc
+    if isinstance(data, dict):
+        if "errors" in data and not data.get("data"):
+            raise MalformedFile(f"GraphQL errors: {str(data['errors'])[:200]}")
+        data = (data.get("data") or {}).get("gpuTypes")
+    if not isinstance(data, list):
+        raise MalformedFile("missing 'data.gpuTypes' list")
+    offers = []
+    for index, item in enumerate(data):
+        where = f"gpuTypes[{index}]"
+        if not isinstance(item, dict):
+            raise MalformedFile(f"{where}: not an object")
+        if "id" not in item:
+            raise MalformedFile(f"{where}: missing 'id'")
+        gpu_id = str(item["id"])
+        if gpu_id.lower() == "unknown":
+            continue
+        memory = item.get("memoryInGb")
+        memory = float(memory) if isinstance(memory, int | float) and memory > 0 else None
+        gpu = canonical_gpu(gpu_id, memory) or canonical_gpu(
+            str(item.get("displayName") or ""), memory
+        )
+        for key, cloud, price_type in _PRICES:
+            price = item.get(key)
+            if price is None:
+                continue
+            if isinstance(price, bool) or not isinstance(price, int | float):
+                raise MalformedFile(f"{where}.{key}: {price!r} is not a number")
+            if price <= 0:
+                continue
+            offers.append(
+                CloudOffer(
+                    provider="runpod",
+                    instance_type=cloud,
+                    region=None,
+                    price_type=price_type,
+                    gpu=gpu,
+                    gpu_name=gpu_id,
+                    gpu_count=1,
+                    usd_per_hour=float(price),
+                )
+            )
+    return offers

@@ -1,0 +1,129 @@
+"""SkyPilot catalog `vms.csv` (AWS, Azure, GCP, Lambda, vast... in one format).
+
+Columns: InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo,
+Price, SpotPrice, Region, [AvailabilityZone], [Generation]. Required: InstanceType,
+AcceleratorName, AcceleratorCount, Price, Region. GpuInfo is JSON or a Python-dict string
+with single quotes (read with `ast.literal_eval`, which evaluates literals only); the
+Azure catalog puts a bare name there. Azure rows may carry an unquoted "V1,V2" Generation,
+i.e. one field more than the header: extra fields are ignored.
+
+- One on_demand offer per row with Price > 0, one spot offer per row with SpotPrice > 0.
+- Rows without an AcceleratorName are skipped (CPU types, GCP's GPU-bundled machine types
+  whose Price is host-only: their GPUs are the per-GPU rows).
+- GCP per-GPU rows (InstanceType empty) give instance_type None; Price is for
+  AcceleratorCount GPUs attached, so usd_per_gpu_hour divides by the count.
+- TPU rows (AcceleratorName "tpu-...") are skipped: not GPUs, priced per pod slice.
+- Fractional-GPU rows (Azure AcceleratorCount 0.167 ...) are skipped: gpu_count is an int.
+- Memory per GPU comes from GpuInfo (Gpus[0].MemoryInfo.SizeInMiB); SkyPilot's vast
+  catalog (InstanceType like "4x-RTX_4060_Ti-32-65536") stores the total over all GPUs
+  there, so it is divided by the count; its InstanceType also names the GPU more precisely
+  ("RTX_4070S_Ti") than AcceleratorName ("RTX4070") and is passed as the hint, as are Azure
+  armSkuNames and Lambda instance types.
+- AWS/GCP rows repeat per availability zone: one offer per row, duplicates and all (the
+  region is the same; downstream takes the minimum or the median per region).
+"""
+
+import ast
+import csv
+import io
+import json
+import re
+
+from sources.cloud.gpu_names import canonical_gpu
+from sources.cloud.records import CloudOffer, MalformedFile
+
+REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+_VAST_TYPE = re.compile(r"\d+x-.+-\d+-\d+")
+
+
+def _gpu_info(text: str) -> dict | None:
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def _memory_gib(info: dict | None) -> float | None:
+    if not info:
+        return None
+    try:
+        mib = info["Gpus"][0]["MemoryInfo"]["SizeInMiB"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return float(mib) / 1024 if isinstance(mib, int | float) and mib > 0 else None
+
+
+def _price(value: str | None, where: str) -> float | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        price = float(value)
+    except ValueError as exc:
+        raise MalformedFile(f"{where}: {value!r} is not a number") from exc
+    return price if price > 0 else None
+
+
+def parse_skypilot(content: bytes, provider: str | None = None) -> list[CloudOffer]:
+    """Parse a SkyPilot catalog vms.csv into offers.
+
+    Args:
+        content: The CSV bytes (UTF-8).
+        provider: The catalog's cloud ("azure", "gcp", "lambda", "vast"...), stored on
+            every offer; default "skypilot".
+
+    Returns:
+        On-demand and spot offers (see the module docstring).
+
+    Raises:
+        MalformedFile: Not UTF-8 text, a missing column, or a non-numeric price or count.
+    """
+    provider = provider or "skypilot"
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MalformedFile(f"vms.csv: not UTF-8 text: {exc}") from exc
+    reader = csv.DictReader(io.StringIO(text))
+    columns = reader.fieldnames or []
+    for column in REQUIRED_COLUMNS:
+        if column not in columns:
+            raise MalformedFile(f"vms.csv: missing column {column!r}")
+    offers = []
+    for row in reader:
+        where = f"vms.csv line {reader.line_num}"
+        name = (row["AcceleratorName"] or "").strip()
+        if not name or name.lower().startswith("tpu"):
+            continue
+        try:
+            count = float(row["AcceleratorCount"] or "")
+        except ValueError as exc:
+            raise MalformedFile(
+                f"{where}: AcceleratorCount {row['AcceleratorCount']!r} is not a number"
+            ) from exc
+        if count < 1 or count != int(count):
+            continue
+        instance = (row["InstanceType"] or "").strip()
+        memory = _memory_gib(_gpu_info(row.get("GpuInfo") or ""))
+        if memory is not None and _VAST_TYPE.fullmatch(instance):
+            memory /= count
+        base = {
+            "provider": provider,
+            "instance_type": instance or None,
+            "region": (row["Region"] or "").strip() or None,
+            "gpu": canonical_gpu(name, memory, hint=instance),
+            "gpu_name": name,
+            "gpu_count": int(count),
+        }
+        price = _price(row["Price"], f"{where}: Price")
+        if price is not None:
+            offers.append(CloudOffer(price_type="on_demand", usd_per_hour=price, **base))
+        spot = _price(row.get("SpotPrice"), f"{where}: SpotPrice")
+        if spot is not None:
+            offers.append(CloudOffer(price_type="spot", usd_per_hour=spot, **base))
+    return offers

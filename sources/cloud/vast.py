@@ -1,0 +1,87 @@
+"""vast.ai search offers (`/api/v0/bundles/`): marketplace GPU offers.
+
+Response shape: `{"offers": [{"id", "machine_id", "gpu_name", "num_gpus", "gpu_ram" (MB
+per GPU), "dph_total" (USD/h for the whole offer, storage included), "min_bid" (USD/h for
+the whole offer when interruptible), "reliability2", "geolocation", "rentable", ...}]}`.
+
+- instance_type is f"{num_gpus}x {gpu_name} #{machine_id}" (the offer id changes as
+  machines are relisted; the machine does not), or "#{id}" without a machine_id.
+- One on_demand offer from dph_total, plus one spot offer from min_bid when > 0.
+- Offers with reliability2 below `MIN_RELIABILITY` (0.9) are dropped: CloudOffer has no
+  reliability field and a flaky host's low price is not a price anyone should plan with.
+  Offers without reliability2 are kept; `rentable: false` offers are dropped.
+- region = geolocation ("Denmark, DK"), None when absent.
+"""
+
+import json
+
+from sources.cloud.gpu_names import canonical_gpu
+from sources.cloud.records import CloudOffer, MalformedFile
+
+MIN_RELIABILITY = 0.9
+_REQUIRED = ("id", "gpu_name", "num_gpus", "dph_total")
+
+
+def _number(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MalformedFile(f"{where}: {value!r} is not a number")
+    return float(value)
+
+
+def parse_vast(content: bytes) -> list[CloudOffer]:
+    """Parse a vast.ai offers response.
+
+    Args:
+        content: The response body `{"offers": [...]}` (a bare list is accepted too).
+
+    Returns:
+        On-demand and spot offers (see the module docstring).
+
+    Raises:
+        MalformedFile: Not JSON, no offers list, or an offer missing a required key.
+    """
+    try:
+        data = json.loads(content)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MalformedFile(f"not JSON: {exc}") from exc
+    items = data.get("offers") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise MalformedFile("missing 'offers' list")
+    offers = []
+    for index, item in enumerate(items):
+        where = f"offers[{index}]"
+        if not isinstance(item, dict):
+            raise MalformedFile(f"{where}: not an object")
+        for key in _REQUIRED:
+            if key not in item:
+                raise MalformedFile(f"{where}: missing {key!r}")
+        if item.get("rentable") is False:
+            continue
+        reliability = item.get("reliability2")
+        if reliability is not None and _number(reliability, f"{where}.reliability2") < (
+            MIN_RELIABILITY
+        ):
+            continue
+        count = _number(item["num_gpus"], f"{where}.num_gpus")
+        if count < 1 or count != int(count):
+            continue
+        name = str(item["gpu_name"])
+        ram = item.get("gpu_ram")
+        memory = _number(ram, f"{where}.gpu_ram") / 1024 if ram is not None else None
+        machine = item.get("machine_id")
+        label = f"#{machine}" if machine is not None else f"#{item['id']}"
+        base = {
+            "provider": "vast",
+            "instance_type": f"{int(count)}x {name} {label}",
+            "region": item.get("geolocation") or None,
+            "gpu": canonical_gpu(name, memory),
+            "gpu_name": name,
+            "gpu_count": int(count),
+        }
+        price = _number(item["dph_total"], f"{where}.dph_total")
+        if price > 0:
+            offers.append(CloudOffer(price_type="on_demand", usd_per_hour=price, **base))
+        bid = item.get("min_bid")
+        if bid is not None and _number(bid, f"{where}.min_bid") > 0:
+            offers.append(CloudOffer(price_type="spot", usd_per_hour=float(bid), **base))
+    return offers
