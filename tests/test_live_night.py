@@ -3,6 +3,7 @@ storm. The run must record both, write no price rows from them, erase nothing, a
 publish. Only 127.0.0.1 / localhost are contacted; every loop is bounded."""
 
 import datetime as dt
+import os
 import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -72,6 +73,12 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(built, tmp_path
         amazon_budget=3,
         ebay_budget=2,
         min_interval_per_host=0.0,
+        # Every cloud endpoint points here too: no test may reach the real APIs, even
+        # on a machine with credentials in its environment.
+        cloud_base_urls={
+            provider: f"http://127.0.0.1:{port}/cloud/{provider}"
+            for provider in ("aws", "azure", "gcp", "lambda", "runpod", "vast")
+        },
     ).result
     assert result.success
 
@@ -95,6 +102,20 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(built, tmp_path
         con.close()
     assert after["price_observations"] == before["price_observations"]
     assert after["gpu_prices_daily"] == before["gpu_prices_daily"]
+    # Cloud: providers without credentials are skipped (no request); the public ones
+    # (Azure, vast.ai) met a 503 storm and failed alone, keeping their last offers.
+    con = open_published(root / "published")
+    try:
+        status = dict(con.sql("SELECT source, status FROM source_status").fetchall())
+        cloud_after = row_counts(con)["cloud_offers"]
+    finally:
+        con.close()
+    assert status["azure"] == "failed" and status["vast"] == "failed"
+    assert cloud_after == before["cloud_offers"]
+    assert (
+        not any(h.startswith("/cloud/") and "aws" in h for h in Hostile.hits)
+        or "AWS_ACCESS_KEY_ID" in os.environ
+    )
     amazon_hits = [h for h in Hostile.hits if h.startswith("/s?")]
     ebay_hits = [h for h in Hostile.hits if h.startswith("/sch/")]
     assert len(amazon_hits) == 1

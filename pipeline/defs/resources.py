@@ -41,6 +41,8 @@ class GpuvalueSettings(dg.ConfigurableResource):
     min_interval_per_host: float = 2.0
     amazon_base_url: str = "https://www.amazon.com"
     ebay_base_url: str = "https://www.ebay.com"
+    # Cloud price endpoints per provider, overriding the real ones (tests, mirrors).
+    cloud_base_urls: dict[str, str] = {}
 
     def data_path(self, *parts: str) -> Path:
         """A path inside the bundled snapshot folder."""

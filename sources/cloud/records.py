@@ -5,7 +5,10 @@ are returned (with gpu None) and counted, never dropped silently; a file the par
 not understand raises `MalformedFile` naming what is wrong.
 """
 
+import datetime as dt
 from dataclasses import dataclass
+
+import polars as pl
 
 PRICE_TYPES = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
@@ -46,3 +49,45 @@ class CloudOffer:
     def to_cli(self) -> dict[str, object]:
         """The JSON object `python -m sources parse <provider>` prints for this offer."""
         return {key: getattr(self, key) for key in self.CLI_FIELDS}
+
+
+def offers_frame(
+    offers: list[CloudOffer], observed_at: dt.datetime, citation: str, known: frozenset[str]
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Offers as `cloud_offers` rows, and the provider GPU names not in the catalog.
+
+    Offers whose GPU is unknown (or not in `known`) are not rows, but every such name is
+    returned with its count, to be listed in the run's metadata and status.
+    """
+    rows, unknown = [], {}
+    for offer in offers:
+        if offer.gpu is None or offer.gpu not in known:
+            unknown[offer.gpu_name] = unknown.get(offer.gpu_name, 0) + 1
+            continue
+        rows.append(
+            {
+                "observed_at": observed_at,
+                "provider": offer.provider,
+                "instance_type": offer.instance_type,
+                "region": offer.region,
+                "price_type": offer.price_type,
+                "gpu_id": offer.gpu,
+                "gpu_count": offer.gpu_count,
+                "usd_per_hour": offer.usd_per_hour,
+                "usd_per_gpu_hour": offer.usd_per_gpu_hour,
+                "citation": citation,
+            }
+        )
+    schema = {
+        "observed_at": pl.Datetime("us"),
+        "provider": pl.Utf8,
+        "instance_type": pl.Utf8,
+        "region": pl.Utf8,
+        "price_type": pl.Utf8,
+        "gpu_id": pl.Utf8,
+        "gpu_count": pl.Int64,
+        "usd_per_hour": pl.Float64,
+        "usd_per_gpu_hour": pl.Float64,
+        "citation": pl.Utf8,
+    }
+    return pl.DataFrame(rows, schema=schema), unknown

@@ -28,6 +28,9 @@ from sources.bundled import (
     to_usd,
 )
 from sources.catalog import Catalog, match_title, normalize_condition
+from sources.cloud.fetch import fetch_provider
+from sources.cloud.parsers import CLOUD_PARSERS
+from sources.cloud.records import offers_frame
 from sources.http import PoliteClient
 from sources.retail import amazon_api, ebay_api
 from sources.retail.ingest import PARSERS, classify_block_page, parse_responses
@@ -147,11 +150,13 @@ def price_observations(
     with open_warehouse(warehouse) as con:
         ids = catalog_ids(con)
         curated = curated_history(settings, ids, rates, first, last)
+        # The archive also holds cloud API responses; only retail sources are parsed here.
         responses = [
             response
             for day in archive.days()
             if first <= day <= last
-            for response in archive.responses(day)
+            for source in PARSERS
+            for response in archive.responses(day, source=source)
         ]
         citations = bundled_citations(archive.root)
         pages, listings = parse_responses(
@@ -338,21 +343,37 @@ def cloud_offers(
     only this provider's partition fails and its last good rows stay (shown as stale).
     """
     provider = context.partition_key
-    path = settings.data_path("cloud", f"{provider}.csv")
+    unknown: dict[str, int] = {}
     try:
         with open_warehouse(warehouse) as con:
-            rows = read_cloud_offers(path, catalog_ids(con))
+            known = catalog_ids(con)
+        if settings.live:
+            rows, unknown, where = live_cloud_offers(context, settings, provider, known)
+            if rows is None:  # skipped (no credentials): keep the last good offers
+                with open_warehouse(warehouse) as con:
+                    _record_status(con, provider, "skipped", None, where)
+                context.log.warning(f"cloud_offers[{provider}]: {where}")
+                return dg.MaterializeResult(metadata={"rows": 0, "status": where})
+        else:
+            path = settings.data_path("cloud", f"{provider}.csv")
+            rows, where = read_cloud_offers(path, known), path.name
             wrong = rows.filter(pl.col("provider") != provider)
             if wrong.height:
                 raise ValueError(
                     f"{path}: rows for provider {wrong['provider'][0]!r} in {provider}'s file"
                 )
-            same_provider_day = (
-                "EXISTS (SELECT 1 FROM incoming_rows i WHERE i.provider = cloud_offers.provider "
-                "AND CAST(i.observed_at AS DATE) = CAST(cloud_offers.observed_at AS DATE))"
+        same_provider_day = (
+            "EXISTS (SELECT 1 FROM incoming_rows i WHERE i.provider = cloud_offers.provider "
+            "AND CAST(i.observed_at AS DATE) = CAST(cloud_offers.observed_at AS DATE))"
+        )
+        detail = f"{where}: {rows.height} offers"
+        if unknown:
+            detail += "; unknown GPU names: " + ", ".join(
+                f"{name} ({n})" for name, n in sorted(unknown.items())
             )
+        with open_warehouse(warehouse) as con:
             deleted, _ = replace_rows(con, "cloud_offers", rows, same_provider_day)
-            _record_status(con, provider, "ok", rows.height, f"{path.name}: {rows.height} offers")
+            _record_status(con, provider, "ok", rows.height, detail)
     except Exception as exc:
         with open_warehouse(warehouse) as con:
             _record_status(con, provider, "failed", None, str(exc)[:500])
@@ -361,10 +382,40 @@ def cloud_offers(
     return dg.MaterializeResult(
         metadata={
             "rows": rows.height,
-            "price_types": _counts(rows, "price_type"),
+            "price_types": _counts(rows, "price_type") if rows.height else "",
             "newest": str(rows["observed_at"].max()) if rows.height else "",
+            "unknown_gpu_names": ", ".join(f"{k} ({v})" for k, v in sorted(unknown.items())),
         }
     )
+
+
+def live_cloud_offers(
+    context: dg.AssetExecutionContext,
+    settings: GpuvalueSettings,
+    provider: str,
+    known: frozenset[str],
+) -> tuple[pl.DataFrame | None, dict[str, int], str]:
+    """Fetch and parse one provider now: (rows or None when skipped, unknown names, note).
+
+    Raises when the fetch failed or the response is malformed, so only this provider's
+    partition fails.
+    """
+    archive = Archive(settings.archive_path())
+    client = PoliteClient(archive=archive, min_interval_per_host=settings.min_interval_per_host)
+    report = fetch_provider(
+        provider, client, os.environ, base_urls=settings.cloud_base_urls or None
+    )
+    if report.status.startswith("skipped"):
+        return None, {}, report.status
+    if not report.status.startswith("ok"):
+        raise RuntimeError(f"{provider}: {report.status}")
+    offers = [offer for body in report.contents() for offer in CLOUD_PARSERS[provider](body)]
+    observed = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    rows, unknown = offers_frame(offers, observed, f"{provider} live API (archived)", known)
+    context.log.info(
+        f"cloud_offers[{provider}]: {len(report.results)} responses, {len(offers)} offers"
+    )
+    return rows, unknown, f"live, {len(report.results)} responses"
 
 
 def _record_status(con, source: str, status: str, rows: int | None, detail: str) -> None:
