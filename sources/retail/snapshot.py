@@ -153,9 +153,9 @@ def build(facts: pl.DataFrame, archive: Archive) -> pl.DataFrame:
         else:
             # Sold listings are dated by the sale; the original scraper's time is unknown.
             fetched = dt.datetime.combine(day, dt.time(23, 59))
-            query = " ".join(sorted({_split_condition(r["title"])[0].split()[0] for r in records}))
+            query = "RTX 3080 3090"
             url = "https://www.ebay.com/sch/i.html?" + urlencode(
-                {"_nkw": "RTX 3080 3090", "LH_Sold": 1, "LH_Complete": 1, "_ipg": 60}
+                {"_nkw": query, "LH_Sold": 1, "LH_Complete": 1, "_ipg": 60}
             )
             kinds = [("ebay", url, render_ebay_sold(query, records))]
         for parser_source, url, content in kinds:
