@@ -41,6 +41,10 @@ def select_comparable(results: pl.DataFrame) -> pl.DataFrame:
       per doubling at small batches, so the batch correction does not apply to them; we keep
       only the batch size most GPUs of that table were measured at.
     """
+    # Flagged rows (missing, super-linear, outlier, ...; sources/benchmarks/flags.py) stay in
+    # benchmark_results for inspection but never enter the model.
+    if "flags" in results.columns:
+        results = results.filter(pl.col("flags").fill_null("") == "")
     rows = results.with_columns(workload=workload_of()).filter(pl.col("workload").is_not_null())
     rows = rows.filter(pl.col("num_gpus") == pl.col("num_gpus").min().over(GROUP + ["gpu_id"]))
     modal = (
