@@ -3,6 +3,8 @@
     python -m sources parse amazon page.html   # one JSON object per record on stdout
     python -m sources parse ebay page.html
     python -m sources parse azure prices.json  # aws, azure, gcp, lambda, vast, runpod, skypilot
+    python -m sources parse gpuhunt out.json   # aggregators (gpuhunt, primeintellect):
+                                               # reference prices, not offers
     python -m sources match "ASUS TUF RTX 4090 OC 24GB"
     python -m sources match - < titles.txt
 
@@ -16,7 +18,12 @@ import json
 import sys
 from pathlib import Path
 
-from sources.cloud.parsers import CLOUD_PARSERS
+from sources.cloud.parsers import (
+    CLOUD_PARSERS,
+    EMPTY_NOTES,
+    REFERENCE_NOTES,
+    REFERENCE_PARSERS,
+)
 from sources.cloud.records import MalformedFile
 from sources.retail.ingest import PARSERS
 from sources.retail.records import Outcome
@@ -49,23 +56,32 @@ def parse_command(source: str, path: Path, url: str | None) -> int:
 
 
 def parse_cloud_command(provider: str, path: Path) -> int:
-    """Print one JSON object per offer in a provider's price file."""
+    """Print one JSON object per offer (or aggregator reference price) in a price file."""
     try:
         content = path.read_bytes()
     except OSError as exc:
         print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 2
+    parser = CLOUD_PARSERS.get(provider) or REFERENCE_PARSERS[provider]
     try:
-        offers = CLOUD_PARSERS[provider](content)
+        records = parser(content)
     except MalformedFile as exc:
         print(f"error: {path} is not a valid {provider} price file: {exc}", file=sys.stderr)
         return 2
-    for offer in offers:
-        print(json.dumps(offer.to_cli(), ensure_ascii=False))
-    unknown = sorted({o.gpu_name for o in offers if o.gpu is None})
-    summary = f"ok: {len(offers)} offers"
-    if unknown:
-        summary += f"; unknown GPU names: {', '.join(unknown)}"
+    for record in records:
+        print(json.dumps(record.to_cli(), ensure_ascii=False))
+    unknown = sorted({r.gpu_name for r in records if r.gpu is None})
+    if provider in REFERENCE_PARSERS:
+        summary = f"ok: {len(records)} reference prices; {REFERENCE_NOTES[provider]}"
+        if unknown:
+            summary += f"; GPU not pinned to one catalog GPU: {', '.join(unknown)}"
+    else:
+        summary = f"ok: {len(records)} offers"
+        if unknown:
+            summary += f"; unknown GPU names: {', '.join(unknown)}"
+        note = EMPTY_NOTES[provider](content) if provider in EMPTY_NOTES and not records else None
+        if note:
+            summary += f"; {note}"
     print(summary, file=sys.stderr)
     return 0
 
@@ -75,14 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sources", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     parse = commands.add_parser("parse", help="print the records of a captured page as JSON")
-    parse.add_argument("source", choices=sorted({*PARSERS, *CLOUD_PARSERS}))
+    parse.add_argument("source", choices=sorted({*PARSERS, *CLOUD_PARSERS, *REFERENCE_PARSERS}))
     parse.add_argument("file", type=Path)
     parse.add_argument("--url", help="the page's URL (sets the marketplace's currency)")
     match = commands.add_parser("match", help="match listing titles to catalog GPUs")
     match.add_argument("title", help='a title, or "-" to read titles from stdin, one per line')
     args = parser.parse_args(argv)
     if args.command == "parse":
-        if args.source in CLOUD_PARSERS:
+        if args.source in CLOUD_PARSERS or args.source in REFERENCE_PARSERS:
             return parse_cloud_command(args.source, args.file)
         return parse_command(args.source, args.file, args.url)
     from sources.catalog import match_command

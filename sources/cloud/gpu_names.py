@@ -247,3 +247,26 @@ def azure_gpu(arm_sku_name: str) -> tuple[str | None, Fraction | None] | None:
         if match:
             return gpu, sizes.get(match.group(1))
     return None
+
+
+# Families sold in several form factors (SXM, PCIe, NVL) or memory sizes: canonical_gpu picks
+# the common variant for a bare name, which is right for a provider's own catalog (its
+# instance types fix the variant) but a guess for an aggregator's bare "A100" or "H100".
+_FORM_FACTOR_FAMILIES = re.compile(r"^(A100|H100|H200|V100)")
+_FORM_FACTORS = re.compile(r"SXM|PCIE|NVL")
+
+
+def aggregator_gpu(name: str, memory_gb: float | None = None) -> str | None:
+    """The gpu_id for an aggregator's GPU name, or None when the name does not pin one.
+
+    A100 / H100 / H200 / V100 need the form factor in the name ("H100 80GB SXM5"); for
+    the A100 and V100 the memory too. Other names map as `canonical_gpu` maps them.
+    """
+    compact = re.sub(r"[\s_-]", "", name.upper())
+    family = _FORM_FACTOR_FAMILIES.match(compact)
+    if family:
+        if not _FORM_FACTORS.search(compact):
+            return None
+        if family.group(1) in ("A100", "V100") and memory_gb is None:
+            return None
+    return canonical_gpu(name, memory_gb)

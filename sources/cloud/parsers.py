@@ -1,13 +1,19 @@
-"""Provider name -> parser of that provider's response format."""
+"""Provider name -> parser of that provider's response format.
+
+`CLOUD_PARSERS` give offers (`cloud_offers` rows); `REFERENCE_PARSERS` read aggregator files
+whose prices lack what an offer needs, so they are inspectable but never loaded as offers.
+"""
 
 from collections.abc import Callable
 
 from sources.cloud.aws import parse_aws
 from sources.cloud.azure import parse_azure
 from sources.cloud.gcp import parse_gcp
+from sources.cloud.gpuhunt import parse_gpuhunt
 from sources.cloud.lambda_cloud import parse_lambda
-from sources.cloud.records import CloudOffer
-from sources.cloud.runpod import parse_runpod
+from sources.cloud.primeintellect import parse_primeintellect
+from sources.cloud.records import CloudOffer, ReferencePrice
+from sources.cloud.runpod import parse_runpod, unpriced_note
 from sources.cloud.skypilot import parse_skypilot
 from sources.cloud.vast import parse_vast
 
@@ -20,3 +26,22 @@ CLOUD_PARSERS: dict[str, Callable[[bytes], list[CloudOffer]]] = {
     "runpod": parse_runpod,
     "skypilot": parse_skypilot,
 }
+
+REFERENCE_PARSERS: dict[str, Callable[[bytes], list[ReferencePrice]]] = {
+    "gpuhunt": parse_gpuhunt,
+    "primeintellect": parse_primeintellect,
+}
+
+# What the inspect command says on stderr about a file beyond its counts.
+REFERENCE_NOTES = {
+    "gpuhunt": (
+        "reference prices, not offers: gpuhunt output has no instance type, region, GPU "
+        "count or price type (on-demand and spot are mixed); usd_per_hour is per instance"
+    ),
+    "primeintellect": (
+        "reference prices, not offers: Prime Intellect marketplace aggregates in USD per "
+        "GPU-hour over on-demand and spot offers; only a GPU count's min (the tracker's best "
+        "deal) names a cloud and a price type"
+    ),
+}
+EMPTY_NOTES: dict[str, Callable[[bytes], str | None]] = {"runpod": unpriced_note}

@@ -1,5 +1,8 @@
 """What a cloud price parser returns: one offer per instance x region x price type.
 
+Aggregator files (gpuhunt, Prime Intellect) parse to `ReferencePrice`s instead: prices
+without the instance, region or price type that an offer needs.
+
 Parsers are pure functions from a provider's response bytes to offers. Unknown GPU names
 are returned (with gpu None) and counted, never dropped silently; a file the parser does
 not understand raises `MalformedFile` naming what is wrong.
@@ -49,6 +52,36 @@ class CloudOffer:
     def to_cli(self) -> dict[str, object]:
         """The JSON object `python -m sources parse <provider>` prints for this offer."""
         return {key: getattr(self, key) for key in self.CLI_FIELDS}
+
+
+@dataclass(frozen=True)
+class ReferencePrice:
+    """A price from an aggregator (gpuhunt, Prime Intellect): a reference, not an offer.
+
+    Aggregator outputs drop what makes a price an offer (instance type, region, GPU count,
+    price type: on-demand and spot are mixed), so these never become `cloud_offers` rows.
+    A field the source does not carry is None, never filled in.
+    """
+
+    source: str  # the aggregator: gpuhunt, primeintellect
+    provider: str | None  # the cloud selling at this price; None for marketplace-wide figures
+    instance_type: str | None
+    region: str | None
+    price_type: str | None  # one of PRICE_TYPES only when the source says which
+    gpu: str | None  # canonical gpu_id; None when the name does not pin one catalog GPU
+    gpu_name: str  # the aggregator's own GPU name
+    gpu_count: int | None
+    usd_per_hour: float | None  # per instance-hour, when the source gives it
+    usd_per_gpu_hour: float | None
+    statistic: str | None = None  # None for one offer; min, p10, median, mean, avg, ...
+    offers: int | None = None  # how many offers an aggregate summarises, when stated
+    observed_at: str | None = None  # the snapshot's own timestamp, when the file has one
+
+    def to_cli(self) -> dict[str, object]:
+        """The offer keys of `python -m sources parse`, then what makes this a reference."""
+        fields = {key: getattr(self, key) for key in CloudOffer.CLI_FIELDS}
+        extra = ("source", "gpu_name", "statistic", "offers", "observed_at")
+        return fields | {key: getattr(self, key) for key in extra}
 
 
 def offers_frame(

@@ -21,6 +21,35 @@ _PRICES = (
 )
 
 
+def _gpu_types(content: bytes) -> list:
+    try:
+        data = json.loads(content)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MalformedFile(f"not JSON: {exc}") from exc
+    if isinstance(data, dict):
+        if "errors" in data and not data.get("data"):
+            raise MalformedFile(f"GraphQL errors: {str(data['errors'])[:200]}")
+        data = (data.get("data") or {}).get("gpuTypes")
+    if not isinstance(data, list):
+        raise MalformedFile("missing 'data.gpuTypes' list")
+    return data
+
+
+def unpriced_note(content: bytes) -> str | None:
+    """Why a well-formed gpuTypes list gave no offers, when it is because no type has prices.
+
+    A `gpuTypes` query that did not ask for the price fields returns a name list; parsing
+    it gives zero offers, which would otherwise look like "RunPod offers nothing".
+    """
+    types = [item for item in _gpu_types(content) if isinstance(item, dict)]
+    if types and not any(key in item for item in types for key, _, _ in _PRICES):
+        return (
+            f"no price fields in any of the {len(types)} GPU types: this is a name list "
+            f"({', '.join(sorted({k for item in types for k in item}))}), not a price list"
+        )
+    return None
+
+
 def parse_runpod(content: bytes) -> list[CloudOffer]:
     """Parse a RunPod gpuTypes response.
 
@@ -34,16 +63,7 @@ def parse_runpod(content: bytes) -> list[CloudOffer]:
         MalformedFile: Not JSON, no gpuTypes list, a type without an id, or a price that
             is not a number.
     """
-    try:
-        data = json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
-    if isinstance(data, dict):
-        if "errors" in data and not data.get("data"):
-            raise MalformedFile(f"GraphQL errors: {str(data['errors'])[:200]}")
-        data = (data.get("data") or {}).get("gpuTypes")
-    if not isinstance(data, list):
-        raise MalformedFile("missing 'data.gpuTypes' list")
+    data = _gpu_types(content)
     offers = []
     for index, item in enumerate(data):
         where = f"gpuTypes[{index}]"
