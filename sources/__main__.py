@@ -5,6 +5,10 @@
     python -m sources parse azure prices.json  # aws, azure, gcp, lambda, vast, runpod, skypilot
     python -m sources parse gpuhunt out.json   # aggregators (gpuhunt, primeintellect):
                                                # reference prices, not offers
+    python -m sources parse lambda-csv pytorch-train-throughput-fp16.csv \
+        --batch-sizes pytorch-train-bs-fp16.csv  # benchmarks: lambda-csv, nvidia-dle, mlperf
+    python -m sources parse nvidia-dle README.md
+    python -m sources parse mlperf summary_results.csv
     python -m sources match "ASUS TUF RTX 4090 OC 24GB"
     python -m sources match - < titles.txt
 
@@ -18,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from sources.benchmarks.cli import BENCHMARK_FORMATS, parse_benchmark_command
 from sources.cloud.parsers import (
     CLOUD_PARSERS,
     EMPTY_NOTES,
@@ -91,13 +96,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sources", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     parse = commands.add_parser("parse", help="print the records of a captured page as JSON")
-    parse.add_argument("source", choices=sorted({*PARSERS, *CLOUD_PARSERS, *REFERENCE_PARSERS}))
+    parse.add_argument(
+        "source",
+        choices=sorted({*PARSERS, *CLOUD_PARSERS, *REFERENCE_PARSERS, *BENCHMARK_FORMATS}),
+    )
     parse.add_argument("file", type=Path)
     parse.add_argument("--url", help="the page's URL (sets the marketplace's currency)")
+    parse.add_argument("--batch-sizes", type=Path, help="lambda-csv: the matching -bs- table")
     match = commands.add_parser("match", help="match listing titles to catalog GPUs")
     match.add_argument("title", help='a title, or "-" to read titles from stdin, one per line')
     args = parser.parse_args(argv)
     if args.command == "parse":
+        if args.source in BENCHMARK_FORMATS:
+            return parse_benchmark_command(args.source, args.file, args.batch_sizes)
         if args.source in CLOUD_PARSERS or args.source in REFERENCE_PARSERS:
             return parse_cloud_command(args.source, args.file)
         return parse_command(args.source, args.file, args.url)
