@@ -47,7 +47,12 @@ def _gpu_column(gpu_ids: frozenset[str] | None, required: bool = True) -> Column
 
 
 def read_gpu_specs(path: str | Path) -> pl.DataFrame:
-    """The curated spec sheet: one row per canonical GPU."""
+    """The curated spec sheet: one row per canonical GPU.
+
+    Memory, bandwidth, fp16 tensor TFLOPS and TDP are required: every vendor publishes
+    them. L2 and release date may be left empty for `sources.specs` to fill from a cited
+    third-party source (see docs/data.md, "Specs").
+    """
     columns = [
         Column("gpu_id", check=_slug),
         Column("name"),
@@ -61,7 +66,7 @@ def read_gpu_specs(path: str | Path) -> pl.DataFrame:
         Column("int8_tensor_tops", "float", required=False, exclusive_minimum=0),
         Column("tdp_w", "float", exclusive_minimum=0),
         Column("l2_cache_mb", "float", required=False, exclusive_minimum=0),
-        Column("release_date", "date"),
+        Column("release_date", "date", required=False),
         Column("launch_price_usd", "float", required=False, exclusive_minimum=0),
         Column("source"),
         Column("source_url", check=https_url),

