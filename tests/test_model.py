@@ -439,6 +439,8 @@ def test_cloud_vs_buy_uses_cheapest_offer_per_price_type():
             "price_type": ["on_demand", "on_demand", "spot"],
             "usd_per_gpu_hour": [3.0, 2.14, 1.0],
             "instance_type": ["big", "small", "small"],
+            "region": ["us-east-1"] * 3,
+            "observed_at": [dt.datetime(2026, 5, 20)] * 3,
         }
     )
     prices = pl.DataFrame({"gpu_id": ["g"], "market": ["new"], "price_usd": [700.0]})

@@ -10,7 +10,7 @@ import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
-from pipeline.model.parameters import ModelParameters, from_env
+from pipeline.model.parameters import ModelParameters, from_env, with_overrides
 from sources.bundled import DATA_DIR
 from warehouse.db import migrate
 
@@ -43,6 +43,10 @@ class GpuvalueSettings(dg.ConfigurableResource):
     ebay_base_url: str = "https://www.ebay.com"
     # Cloud price endpoints per provider, overriding the real ones (tests, mirrors).
     cloud_base_urls: dict[str, str] = {}
+    # Model parameter overrides from run config, {field: text}, e.g.
+    # {"electricity_usd_per_kwh": "0.30", "system_sizes": "1,2"}; applied after the
+    # GPUVALUE_* environment and stored with the run in model_runs.parameters.
+    parameter_overrides: dict[str, str] = {}
 
     def data_path(self, *parts: str) -> Path:
         """A path inside the bundled snapshot folder."""
@@ -55,8 +59,8 @@ class GpuvalueSettings(dg.ConfigurableResource):
         return Path("warehouse/archive") if self.live else self.data_path("archive")
 
     def parameters(self) -> ModelParameters:
-        """Model parameters: defaults with GPUVALUE_* environment overrides."""
-        return from_env()
+        """Model parameters: defaults, then GPUVALUE_* environment, then run config."""
+        return with_overrides(from_env(), self.parameter_overrides)
 
     def run_date(self, newest_observation: dt.date | None) -> dt.date:
         """The as-of date of this run's model, charts and site version."""

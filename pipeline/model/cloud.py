@@ -28,6 +28,34 @@ def break_even_days(
     return buy_cost_usd / (cloud_per_day - own_per_day)
 
 
+def cheapest_offers(offers: pl.DataFrame) -> pl.DataFrame:
+    """The cheapest offer per GPU-hour per GPU x provider x price type (types never mixed).
+
+    Ties go to the instance type that sorts first, so reruns pick the same instance.
+    """
+    return (
+        offers.sort("usd_per_gpu_hour", "instance_type", "region", nulls_last=True)
+        .group_by("gpu_id", "provider", "price_type")
+        .agg(
+            pl.col("usd_per_gpu_hour").first(),
+            pl.col("instance_type").first(),
+            pl.col("region").first(),
+            offer_day=pl.col("observed_at").first().cast(pl.Date),
+            n_offers=pl.len().cast(pl.Int32),
+        )
+    )
+
+
+def buy_prices(prices: pl.DataFrame) -> pl.DataFrame:
+    """One price per GPU: mean of new and used where both exist, else new, else used."""
+    return (
+        prices.with_columns(_rank=pl.col("market").replace_strict(MARKET_PREFERENCE))
+        .sort("_rank")
+        .group_by("gpu_id")
+        .agg(pl.col("price_usd").first(), pl.col("market").first())
+    )
+
+
 def cloud_vs_buy(
     offers: pl.DataFrame,
     prices: pl.DataFrame,
@@ -39,38 +67,29 @@ def cloud_vs_buy(
 
     The cloud side is the provider's cheapest offer per GPU-hour of that price type (never
     averaged across price types); the buy side is a 1-GPU system: GPU price (mean of new
-    and used where both exist, else whichever exists) + 1-GPU host cost, plus electricity.
+    and used where both exist, else whichever exists, named in `market`) + 1-GPU host cost,
+    plus electricity for the hours the GPU runs.
     """
-    cheapest = (
-        offers.sort("usd_per_gpu_hour")
-        .group_by("gpu_id", "provider", "price_type")
-        .agg(pl.col("usd_per_gpu_hour").first(), pl.col("instance_type").first())
-    )
-    buy_price = (
-        prices.with_columns(_rank=pl.col("market").replace_strict(MARKET_PREFERENCE))
-        .sort("_rank")
-        .group_by("gpu_id")
-        .agg(pl.col("price_usd").first())
-    )
     utilizations = pl.DataFrame({"utilization": list(params.cloud_utilizations)})
     # Electricity per hour of use; owning costs it only for the hours the GPU runs.
     usd_per_hour_used = (
         (pl.col("tdp_w") + params.host_watts) / 1000.0 * params.electricity_usd_per_kwh
     )
     rows = (
-        cheapest.join(buy_price, on="gpu_id")
+        cheapest_offers(offers)
+        .join(buy_prices(prices), on="gpu_id")
         .join(gpus.select("gpu_id", "tdp_w"), on="gpu_id")
         .join(utilizations, how="cross")
         .with_columns(
-            buy_cost_usd=pl.col("price_usd") + params.host_cost_usd[1],
-            cloud_per_day=pl.col("usd_per_gpu_hour") * 24 * pl.col("utilization"),
-            own_per_day=usd_per_hour_used * 24 * pl.col("utilization"),
+            buy_cost_usd=pl.col("price_usd") + params.host_cost_usd[1] * params.host_cost_scale,
+            cloud_usd_per_day=pl.col("usd_per_gpu_hour") * 24 * pl.col("utilization"),
+            own_usd_per_day=usd_per_hour_used * 24 * pl.col("utilization"),
         )
     )
     return (
         rows.with_columns(
-            break_even_days=pl.when(pl.col("cloud_per_day") > pl.col("own_per_day")).then(
-                pl.col("buy_cost_usd") / (pl.col("cloud_per_day") - pl.col("own_per_day"))
+            break_even_days=pl.when(pl.col("cloud_usd_per_day") > pl.col("own_usd_per_day")).then(
+                pl.col("buy_cost_usd") / (pl.col("cloud_usd_per_day") - pl.col("own_usd_per_day"))
             ),
             run_date=pl.lit(run_date),
         )
@@ -84,6 +103,52 @@ def cloud_vs_buy(
             "usd_per_gpu_hour",
             "buy_cost_usd",
             "instance_type",
+            pl.col("market").alias("buy_market"),
+            pl.col("price_usd").alias("buy_price_usd"),
+            "cloud_usd_per_day",
+            "own_usd_per_day",
         )
         .sort("gpu_id", "provider", "price_type", "utilization")
+    )
+
+
+def cloud_perf_per_dollar(
+    offers: pl.DataFrame, relative: pl.DataFrame, run_date: dt.date
+) -> pl.DataFrame:
+    """One row per GPU x workload x provider x price type: performance per rented dollar.
+
+    perf_per_dollar = relative performance / USD per GPU-hour of the provider's cheapest
+    offer of that price type, i.e. reference-GPU-hours of work bought with one dollar.
+    `rank` is 1 for the best of its workload and price type across all providers.
+    """
+    return (
+        cheapest_offers(offers)
+        .join(relative.select("gpu_id", "workload", "value", "method"), on="gpu_id")
+        .with_columns(
+            perf_per_dollar=pl.col("value") / pl.col("usd_per_gpu_hour"),
+            run_date=pl.lit(run_date),
+        )
+        .with_columns(
+            rank=pl.col("perf_per_dollar")
+            .rank("ordinal", descending=True)
+            .over("workload", "price_type")
+            .cast(pl.Int32)
+        )
+        .select(
+            "run_date",
+            "gpu_id",
+            "workload",
+            "provider",
+            "price_type",
+            "instance_type",
+            "region",
+            "usd_per_gpu_hour",
+            pl.col("value").alias("relative_performance"),
+            "method",
+            "perf_per_dollar",
+            "rank",
+            "offer_day",
+            "n_offers",
+        )
+        .sort("workload", "price_type", "rank")
     )

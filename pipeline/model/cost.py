@@ -22,33 +22,46 @@ def electricity_expr(watts: pl.Expr, params: ModelParameters) -> pl.Expr:
     return watts / 1000.0 * params.utilization * HOURS_PER_YEAR * params.electricity_usd_per_kwh
 
 
-def perf_per_dollar(
-    relative: pl.DataFrame,
-    prices: pl.DataFrame,
-    gpus: pl.DataFrame,
-    params: ModelParameters,
-    run_date: dt.date,
-) -> pl.DataFrame:
-    """One row per GPU x workload x system size x market.
-
-    total cost = n * GPU price + host cost(n) + years * electricity(n * TDP + host watts)
-    performance = n * relative performance * multi-GPU efficiency(n)
-    GPUs without a price in a market get no row for it (the report lists them).
-    """
-    systems = pl.DataFrame(
+def systems_frame(params: ModelParameters) -> pl.DataFrame:
+    """One row per system size: host cost (scaled) and per-GPU multi-GPU efficiency."""
+    return pl.DataFrame(
         {
             "system_gpus": list(params.system_sizes),
-            "host_cost_usd": [params.host_cost_usd[n] for n in params.system_sizes],
+            "host_cost_usd": [
+                params.host_cost_usd[n] * params.host_cost_scale for n in params.system_sizes
+            ],
             "efficiency": [params.multi_gpu_efficiency[n] for n in params.system_sizes],
         },
         schema={"system_gpus": pl.Int32, "host_cost_usd": pl.Float64, "efficiency": pl.Float64},
     )
+
+
+def costed(
+    relative: pl.DataFrame,
+    prices: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    systems: pl.DataFrame | None = None,
+    by: tuple[str, ...] = (),
+) -> pl.DataFrame:
+    """Relative performance x prices x system sizes with total cost and perf per dollar.
+
+    `by` names extra key columns shared by `relative`, `prices` and (if it has them)
+    `systems`, e.g. ("replicate",) for bootstrap draws; without them, a point estimate.
+    total cost = n * GPU price + host cost(n) + years * electricity(n * TDP + host watts)
+    performance = n * relative performance * multi-GPU efficiency(n)
+    """
+    systems = systems_frame(params) if systems is None else systems
+    system_keys = [k for k in by if k in systems.columns]
     watts = pl.col("system_gpus") * pl.col("tdp_w") + params.host_watts
+    joined = relative.join(prices, on=["gpu_id", *by]).join(
+        gpus.select("gpu_id", "tdp_w"), on="gpu_id"
+    )
+    joined = (
+        joined.join(systems, on=system_keys) if system_keys else joined.join(systems, how="cross")
+    )
     return (
-        relative.join(prices, on="gpu_id")
-        .join(gpus.select("gpu_id", "tdp_w"), on="gpu_id")
-        .join(systems, how="cross")
-        .with_columns(electricity_usd_per_year=electricity_expr(watts, params))
+        joined.with_columns(electricity_usd_per_year=electricity_expr(watts, params))
         .with_columns(
             total_cost_usd=pl.col("system_gpus") * pl.col("price_usd")
             + pl.col("host_cost_usd")
@@ -59,8 +72,39 @@ def perf_per_dollar(
             * pl.col("value")
             * pl.col("efficiency")
             / pl.col("total_cost_usd"),
-            run_date=pl.lit(run_date),
         )
+    )
+
+
+RANK_KEYS = ("workload", "system_gpus", "market")
+
+
+def rank_expr(by: tuple[str, ...] = ()) -> pl.Expr:
+    """Rank by perf per dollar (1 = best) within workload x system size x market."""
+    return (
+        pl.col("perf_per_dollar")
+        .rank("ordinal", descending=True)
+        .over([*by, *RANK_KEYS])
+        .cast(pl.Int32)
+    )
+
+
+def perf_per_dollar(
+    relative: pl.DataFrame,
+    prices: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    run_date: dt.date,
+) -> pl.DataFrame:
+    """One row per GPU x workload x system size x market (point estimate).
+
+    See `costed` for the formulas. GPUs without a price in a market get no row for it (the
+    report lists them). `rank` is 1 for the best perf per dollar of its workload, system
+    size and market.
+    """
+    return (
+        costed(relative, prices, gpus, params)
+        .with_columns(rank=rank_expr(), run_date=pl.lit(run_date))
         .select(
             "run_date",
             "gpu_id",
@@ -74,6 +118,9 @@ def perf_per_dollar(
             pl.col("value").alias("relative_performance"),
             "method",
             "price_day",
+            "host_cost_usd",
+            pl.col("efficiency").alias("multi_gpu_efficiency"),
+            "rank",
         )
         .sort(
             "workload",

@@ -28,6 +28,12 @@ class ModelParameters:
     multi_gpu_efficiency: dict[int, float] = field(
         default_factory=lambda: {1: 1.0, 2: 0.95, 4: 0.875, 8: 0.86}
     )
+    # Which debiasing constants drive the results (pipeline/model/fit.py): 'dettmers' (the
+    # two fields above), 'fitted' (fitted from the ingested benchmarks wherever a fit exists)
+    # or 'auto': a fitted constant where it is well determined (95 % interval at most
+    # `fit_max_ci_width` wide), Dettmers' otherwise. Both sets are stored in model_constants.
+    constants: str = "auto"
+    fit_max_ci_width: float = 0.10
     # Electricity (B578): 5 years, $0.175/kWh, 15 % utilisation; RTX 4090 ~ $100/year.
     electricity_usd_per_kwh: float = 0.175
     utilization: float = 0.15
@@ -41,24 +47,73 @@ class ModelParameters:
     # Host power drawn while training. 0 reproduces Dettmers' GPU-only electricity (B578);
     # his cloud example adds a 100 W CPU (B785-817).
     host_watts: float = 0.0
-    system_sizes: tuple[int, ...] = (1, 2)
-    # Utilisations at which buying and renting are compared (B829-833: 5 % .. 60 %+).
-    cloud_utilizations: tuple[float, ...] = (0.05, 0.10, 0.15, 0.25, 0.50, 0.75, 1.0)
+    # Systems of 1, 2, 4 and 8 GPUs are costed (GUIDE §4); each needs a host_cost_usd entry.
+    system_sizes: tuple[int, ...] = (1, 2, 4, 8)
+    # Utilisations at which buying and renting are compared, 5 % to 100 % (B829-833:
+    # personal 5-10 %, PhD desktop < 15 %, PhD slurm > 35 %, company slurm > 60 %).
+    cloud_utilizations: tuple[float, ...] = (
+        0.05, 0.10, 0.15, 0.20, 0.25, 0.35, 0.50, 0.60, 0.75, 1.0
+    )  # fmt: skip
     # Robust daily price: drop observations beyond k scaled MADs of the median.
     price_mad_k: float = 3.0
+
+    # --- cost, uncertainty and decisions (docs/methodology.md §5-9) ---
+    # Multiplies every host_cost_usd entry: one knob for cheaper or dearer hosts.
+    host_cost_scale: float = 1.0
+    # Plausible per-GPU efficiency of an n-GPU system, drawn uniformly per bootstrap
+    # replicate: 2 GPUs from 1.6x typical to 1.95x (A474, A503); 8 GPUs from 6.5x typical
+    # to 7.9x optimal (A871); 4 GPUs around A11's 3.5x (our assumption: 3.2x..3.8x).
+    multi_gpu_efficiency_range: dict[int, tuple[float, float]] = field(
+        default_factory=lambda: {1: (1.0, 1.0), 2: (0.80, 0.975), 4: (0.80, 0.95), 8: (0.81, 0.99)}
+    )
+    # Bootstrap over price observations and benchmark-derived performance: replicate count
+    # and seed (fixed, so a rerun on the same inputs gives the same intervals).
+    bootstrap_replicates: int = 200
+    bootstrap_seed: int = 20260415
+    # Price groups with fewer observations than this get a parametric draw with the spread
+    # pooled over the better-observed groups (a 1-listing bootstrap has no spread at all).
+    bootstrap_min_observations: int = 3
+    # Recommendation memory tiers, GB (>= each): Kaggle 8, image generation 12 (B565),
+    # 16, transformers 24 (B565), 48, 80 (large-model work).
+    memory_tiers_gb: tuple[float, ...] = (8, 12, 16, 24, 48, 80)
+    # Sensitivity ranges: each parameter alone over these values, the rest at their settings.
+    sensitivity_usd_per_kwh: tuple[float, ...] = (0.10, 0.175, 0.25, 0.30, 0.40)
+    sensitivity_utilization: tuple[float, ...] = (0.05, 0.15, 0.35, 0.60, 1.0)
+    sensitivity_years: tuple[float, ...] = (2, 3, 5, 7)
+    sensitivity_host_cost_scale: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0)
 
     def to_json(self) -> str:
         """Stable JSON for `model_runs.parameters`."""
         return json.dumps(asdict(self), sort_keys=True, default=list)
 
 
+def _ints(text: str) -> tuple[int, ...]:
+    """`"1,2,4,8"` -> (1, 2, 4, 8)."""
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def _sized_floats(text: str) -> dict[int, float]:
+    """`"1=1500,2=2200"` -> {1: 1500.0, 2: 2200.0} (one value per system size)."""
+    pairs = [part.split("=") for part in text.split(",") if part.strip()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise ValueError(f"expected size=value pairs, got {text!r}")
+    return {int(size): float(value) for size, value in pairs}
+
+
 # Environment overrides: name -> (field, type).
 _ENV = {
     "GPUVALUE_REFERENCE_GPU": ("reference_gpu", str),
+    "GPUVALUE_CONSTANTS": ("constants", str),
+    "GPUVALUE_FIT_MAX_CI_WIDTH": ("fit_max_ci_width", float),
     "GPUVALUE_ELECTRICITY_USD_PER_KWH": ("electricity_usd_per_kwh", float),
     "GPUVALUE_UTILIZATION": ("utilization", float),
     "GPUVALUE_YEARS": ("years", float),
     "GPUVALUE_HOST_WATTS": ("host_watts", float),
+    "GPUVALUE_HOST_COST_SCALE": ("host_cost_scale", float),
+    "GPUVALUE_HOST_COST_USD": ("host_cost_usd", _sized_floats),
+    "GPUVALUE_SYSTEM_SIZES": ("system_sizes", _ints),
+    "GPUVALUE_BOOTSTRAP_REPLICATES": ("bootstrap_replicates", int),
+    "GPUVALUE_BOOTSTRAP_SEED": ("bootstrap_seed", int),
 }
 
 
@@ -73,7 +128,41 @@ def from_env(base: ModelParameters | None = None, env: dict[str, str] | None = N
                 changes[attr] = kind(env[name])
             except ValueError as exc:
                 raise ValueError(f"{name}={env[name]!r} is not a valid {kind.__name__}") from exc
-    return replace(base, **changes)
+    return check(replace(base, **changes))
+
+
+def with_overrides(base: ModelParameters, overrides: dict[str, str]) -> ModelParameters:
+    """Parameters with run-config overrides: {field name: text}, parsed as from_env does.
+
+    Only the fields that have an environment variable can be overridden, so run config and
+    environment accept exactly the same settings.
+    """
+    kinds = {attr: kind for attr, kind in _ENV.values()}
+    changes = {}
+    for attr, text in overrides.items():
+        if attr not in kinds:
+            raise ValueError(f"{attr!r} is not an overridable parameter: {sorted(kinds)}")
+        try:
+            changes[attr] = kinds[attr](text)
+        except ValueError as exc:
+            raise ValueError(f"{attr}={text!r} is not a valid {kinds[attr].__name__}") from exc
+    return check(replace(base, **changes))
+
+
+def check(params: ModelParameters) -> ModelParameters:
+    """Refuse parameters the cost model cannot use (fail the run, never write wrong rows)."""
+    missing = [
+        n
+        for n in params.system_sizes
+        if n not in params.host_cost_usd or n not in params.multi_gpu_efficiency
+    ]
+    if missing:
+        raise ValueError(
+            f"system sizes {missing} need host_cost_usd and multi_gpu_efficiency entries"
+        )
+    if params.bootstrap_replicates < 1:
+        raise ValueError("bootstrap_replicates must be at least 1")
+    return params
 
 
 def field_names() -> list[str]:

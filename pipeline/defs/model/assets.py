@@ -10,6 +10,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from pipeline.defs.model.decisions import bootstrap, read_latest_offers
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
     GpuvalueSettings,
@@ -19,8 +20,10 @@ from pipeline.defs.resources import (
 from pipeline.model.cloud import cloud_vs_buy as compute_cloud_vs_buy
 from pipeline.model.cost import perf_per_dollar as compute_perf_per_dollar
 from pipeline.model.debias import debias
+from pipeline.model.fit import fit_constants, mark_used
 from pipeline.model.performance import relative_performance as compute_relative_performance
 from pipeline.model.prices import latest_prices
+from pipeline.model.uncertainty import with_intervals
 from warehouse.db import replace_rows
 
 KINDS = {"duckdb", "polars"}
@@ -30,22 +33,27 @@ KINDS = {"duckdb", "polars"}
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=["benchmark_results", "gpu_prices_daily", "cloud_offers"],
+    deps=["benchmark_results", "gpus", "gpu_prices_daily", "cloud_offers"],
     description=(
         "One row per benchmark figure the model uses, with its batch-size and multi-GPU "
-        "correction factors and the resulting per-GPU throughput."
+        "correction factors, the constants applied and the resulting per-GPU throughput; "
+        "also writes model_constants (Dettmers' and fitted constants with 95 % intervals)."
     ),
 )
 def benchmark_debiased(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Debias benchmark results (Dettmers' constants)."""
+    """Fit the debiasing constants, then debias benchmark results with the chosen set."""
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
         results = con.sql("SELECT * FROM benchmark_results").pl()
-        rows = debias(results, params, run_date)
+        catalog = con.sql("SELECT * FROM gpus").pl()
+        constants = fit_constants(results, catalog, params)
+        rows = debias(results, params, run_date, constants, catalog)
+        constants = mark_used(constants, rows).with_columns(run_date=pl.lit(run_date))
         replace_rows(con, "benchmark_debiased", rows, "run_date = ?", [run_date])
+        replace_rows(con, "model_constants", constants, "run_date = ?", [run_date])
         replace_rows(
             con,
             "model_runs",
@@ -61,8 +69,15 @@ def benchmark_debiased(
             [run_date],
         )
     context.log.info(f"benchmark_debiased {run_date}: {rows.height} of {results.height} rows")
+    fitted_used = constants.filter(pl.col("used") & (pl.col("parameter_set") == "fitted"))
     return dg.MaterializeResult(
-        metadata={"run_date": str(run_date), "rows": rows.height, "of_results": results.height}
+        metadata={
+            "run_date": str(run_date),
+            "rows": rows.height,
+            "of_results": results.height,
+            "constants": params.constants,
+            "fitted_constants_used": ", ".join(fitted_used["name"] + " " + fitted_used["key"]),
+        }
     )
 
 
@@ -73,7 +88,8 @@ def benchmark_debiased(
     deps=[benchmark_debiased, "gpus"],
     description=(
         "One row per GPU x workload (training_16bit, inference_16bit, inference_8bit): "
-        "performance relative to the reference GPU, measured or estimated from specs."
+        "performance relative to the reference GPU, measured or estimated from specs, "
+        "with a 95 % interval (value_low, value_high, interval_method)."
     ),
 )
 def relative_performance(
@@ -109,10 +125,11 @@ def _latest_prices(con, run_date: dt.date) -> pl.DataFrame:
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[relative_performance, "gpu_prices_daily"],
+    deps=[relative_performance, "gpu_prices_daily", "price_observations"],
     description=(
-        "One row per GPU x workload x system size x market (new, used, mean): total cost "
-        "of ownership and relative performance per dollar."
+        "One row per GPU x workload x system size (1, 2, 4, 8) x market (new, used, mean): "
+        "total cost of ownership, relative performance per dollar, its bootstrap 95 % "
+        "interval and the probability of being in the workload's top 3."
     ),
 )
 def perf_per_dollar(
@@ -126,8 +143,11 @@ def perf_per_dollar(
             "SELECT * FROM relative_performance WHERE run_date = ?", params=[run_date]
         ).pl()
         catalog = con.sql("SELECT * FROM gpus").pl()
-        rows = compute_perf_per_dollar(
-            relative, _latest_prices(con, run_date), catalog, params, run_date
+        rows = with_intervals(
+            compute_perf_per_dollar(
+                relative, _latest_prices(con, run_date), catalog, params, run_date
+            ),
+            bootstrap(con, run_date, params),
         )
         replace_rows(con, "perf_per_dollar", rows, "run_date = ?", [run_date])
     context.log.info(f"perf_per_dollar {run_date}: {rows.height} rows")
@@ -136,6 +156,7 @@ def perf_per_dollar(
             "run_date": str(run_date),
             "rows": rows.height,
             "priced_gpus": rows["gpu_id"].n_unique(),
+            "bootstrap_replicates": params.bootstrap_replicates,
         }
     )
 
@@ -157,13 +178,7 @@ def cloud_vs_buy(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
-        # Each provider's newest snapshot on or before the run date; older ones are history.
-        offers = con.sql(
-            "SELECT * FROM cloud_offers c WHERE CAST(observed_at AS DATE) = ("
-            " SELECT max(CAST(d.observed_at AS DATE)) FROM cloud_offers d"
-            " WHERE d.provider = c.provider AND CAST(d.observed_at AS DATE) <= ?)",
-            params=[run_date],
-        ).pl()
+        offers = read_latest_offers(con, run_date)
         catalog = con.sql("SELECT * FROM gpus").pl()
         rows = compute_cloud_vs_buy(
             offers, _latest_prices(con, run_date), catalog, params, run_date

@@ -63,7 +63,7 @@ def charts(
 @dg.asset(
     group_name="report",
     kinds={"markdown"},
-    deps=[charts, "cloud_vs_buy"],
+    deps=[charts, "cloud_vs_buy", "cloud_perf_per_dollar", "sensitivity", "recommendations"],
     description="The run's Markdown report: top GPUs per workload, input ages, tables.",
 )
 def report(

@@ -1,0 +1,181 @@
+"""Decision assets: renting, sensitivity and recommendations (thin wrappers, methodology §6-9).
+
+Like every model table, each is keyed by `run_date` and replaced as a whole for that date.
+The bootstrap draws are recomputed where needed instead of stored: they are seeded, cheap
+(well under a second on the bundled snapshot) and would otherwise add ~10^5 rows per run.
+"""
+
+import datetime as dt
+
+import dagster as dg
+import duckdb
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.resources import (
+    WAREHOUSE_POOL,
+    GpuvalueSettings,
+    open_warehouse,
+    run_date_for,
+)
+from pipeline.model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
+from pipeline.model.parameters import ModelParameters
+from pipeline.model.prices import latest_prices
+from pipeline.model.recommendations import (
+    buy_candidates,
+    rent_candidates,
+)
+from pipeline.model.recommendations import recommendations as compute_recommendations
+from pipeline.model.sensitivity import sensitivity as compute_sensitivity
+from pipeline.model.uncertainty import (
+    cloud_with_intervals,
+    perf_per_dollar_replicates,
+    performance_replicates,
+)
+from warehouse.db import replace_rows
+
+KINDS = {"duckdb", "polars"}
+
+
+def read_latest_prices(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """Each GPU's newest price per market on or before the run date (plus `mean`)."""
+    return latest_prices(con.sql("SELECT * FROM gpu_prices_daily").pl(), run_date)
+
+
+def read_latest_offers(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """Each provider's newest cloud snapshot on or before the run date (older is history)."""
+    return con.sql(
+        "SELECT * FROM cloud_offers c WHERE CAST(observed_at AS DATE) = ("
+        " SELECT max(CAST(d.observed_at AS DATE)) FROM cloud_offers d"
+        " WHERE d.provider = c.provider AND CAST(d.observed_at AS DATE) <= ?)",
+        params=[run_date],
+    ).pl()
+
+
+def read_for_run(con: duckdb.DuckDBPyConnection, table: str, run_date: dt.date) -> pl.DataFrame:
+    """A model table's rows for the run date."""
+    return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
+
+
+def bootstrap(
+    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
+) -> pl.DataFrame:
+    """Seeded bootstrap replicates of perf per dollar for the run (uncertainty.py)."""
+    return perf_per_dollar_replicates(
+        read_for_run(con, "relative_performance", run_date),
+        read_latest_prices(con, run_date),
+        con.sql("SELECT * FROM price_observations").pl(),
+        con.sql("SELECT * FROM gpus").pl(),
+        params,
+    )
+
+
+@dg.asset(
+    group_name="model",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=["relative_performance", "cloud_offers"],
+    description=(
+        "One row per GPU x workload x provider x price type: relative performance per "
+        "rented dollar (per USD per GPU-hour) of the provider's cheapest offer, with a 95 % "
+        "interval; price types are never averaged."
+    ),
+)
+def cloud_perf_per_dollar(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Performance per rented dollar."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        relative = read_for_run(con, "relative_performance", run_date)
+        rows = cloud_with_intervals(
+            compute_cloud_perf_per_dollar(read_latest_offers(con, run_date), relative, run_date),
+            performance_replicates(relative, params),
+        )
+        replace_rows(con, "cloud_perf_per_dollar", rows, "run_date = ?", [run_date])
+    context.log.info(f"cloud_perf_per_dollar {run_date}: {rows.height} rows")
+    return dg.MaterializeResult(
+        metadata={
+            "run_date": str(run_date),
+            "rows": rows.height,
+            "gpus": rows["gpu_id"].n_unique(),
+            "providers": rows["provider"].n_unique(),
+        }
+    )
+
+
+@dg.asset(
+    group_name="model",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=["relative_performance", "gpu_prices_daily", "gpus"],
+    description=(
+        "One row per cost parameter x value x GPU x workload x system size x market: perf "
+        "per dollar and its rank with that one parameter varied over its stated range, "
+        "beside the rank at the run's settings."
+    ),
+)
+def sensitivity(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Rank sensitivity to $/kWh, utilisation, years and host cost."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        rows = compute_sensitivity(
+            read_for_run(con, "relative_performance", run_date),
+            read_latest_prices(con, run_date),
+            con.sql("SELECT * FROM gpus").pl(),
+            params,
+            run_date,
+        )
+        replace_rows(con, "sensitivity", rows, "run_date = ?", [run_date])
+    moved = rows.filter(pl.col("rank_change") != 0) if rows.height else rows
+    context.log.info(f"sensitivity {run_date}: {rows.height} rows, {moved.height} moved")
+    return dg.MaterializeResult(
+        metadata={"run_date": str(run_date), "rows": rows.height, "rank_moves": moved.height}
+    )
+
+
+@dg.asset(
+    group_name="model",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=["perf_per_dollar", "cloud_perf_per_dollar", "price_observations"],
+    description=(
+        "One row per workload x memory tier (>= 8, 12, 16, 24, 48, 80 GB) x option "
+        "(buy_new, buy_used, rent, rent_spot): the best GPU with its 95 % interval, the "
+        "probability it is the tier's best, and the runner-up."
+    ),
+)
+def recommendations(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Best GPU to buy new, buy used or rent per workload and memory tier."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        buy = buy_candidates(
+            read_for_run(con, "perf_per_dollar", run_date), bootstrap(con, run_date, params)
+        )
+        rent = rent_candidates(
+            read_for_run(con, "cloud_perf_per_dollar", run_date),
+            performance_replicates(read_for_run(con, "relative_performance", run_date), params),
+        )
+        rows = compute_recommendations(
+            pl.concat([buy[0], rent[0]]),
+            pl.concat([buy[1], rent[1]]),
+            con.sql("SELECT * FROM gpus").pl(),
+            params.memory_tiers_gb,
+            run_date,
+        )
+        replace_rows(con, "recommendations", rows, "run_date = ?", [run_date])
+    context.log.info(f"recommendations {run_date}: {rows.height} rows")
+    return dg.MaterializeResult(
+        metadata={
+            "run_date": str(run_date),
+            "rows": rows.height,
+            "bootstrap_replicates": params.bootstrap_replicates,
+        }
+    )
