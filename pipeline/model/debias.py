@@ -5,12 +5,24 @@ Two biases are removed (GUIDE section 4):
   by about 13.6 % per doubling; every figure is moved to a reference batch size per model,
   t_ref = t * (1 + g) ** log2(b_ref / b);
 - GPU count: an n-GPU result is turned into per-GPU throughput with t_1 = t_n / (n * e_n).
+
+The constants g and e_n are Dettmers' or fitted from the data (pipeline/model/fit.py), per
+`ModelParameters.constants`. Software eras are never corrected by a factor: every figure
+keeps its table (source, era, file, model, precision) as a fixed effect in the relative-
+performance fit, so eras are only bridged through GPUs measured in both (`era_term`).
 """
 
 import datetime as dt
 
 import polars as pl
 
+from pipeline.model.fit import (
+    efficiency_key,
+    efficiency_lookup,
+    fit_constants,
+    gain_lookup,
+    with_interconnect,
+)
 from pipeline.model.parameters import ModelParameters
 
 # One published table: rows in it were measured the same way, so they compare directly.
@@ -62,25 +74,69 @@ def select_comparable(results: pl.DataFrame) -> pl.DataFrame:
     ).drop("_modal_bs")
 
 
-def debias(results: pl.DataFrame, params: ModelParameters, run_date: dt.date) -> pl.DataFrame:
-    """One row per comparable benchmark figure with each correction factor and the result."""
-    rows = select_comparable(results)
-    gains = params.batch_gain_per_doubling
+def era_term() -> pl.Expr:
+    """The fixed effect a row's software era is absorbed into: its table (see GROUP)."""
+    return pl.concat_str("source", "software_era", "citation", "model", "precision", separator="|")
+
+
+def debias(
+    results: pl.DataFrame,
+    params: ModelParameters,
+    run_date: dt.date,
+    constants: pl.DataFrame | None = None,
+    gpus: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """One row per comparable benchmark figure with each correction factor and the result.
+
+    `constants` is `fit.fit_constants(...)` (both parameter sets with `used`); without it
+    the constants are fitted here from `results`. Each row records the gain and efficiency
+    it applied and where they came from (`dettmers:<key>` or `fitted:<key>`).
+    """
+    if constants is None:
+        constants = fit_constants(results, gpus, params)
+    gains = gain_lookup(constants)
+    efficiencies = efficiency_lookup(constants)
+    rows = with_interconnect(select_comparable(results), gpus)
     missing = set(rows["workload_class"].unique().to_list()) - set(gains)
     if missing:
         raise ValueError(f"no batch-size gain configured for workload classes {sorted(missing)}")
-    efficiency = params.multi_gpu_efficiency
-    counts = set(rows["num_gpus"].unique().to_list()) - set(efficiency)
-    if counts:
-        raise ValueError(f"no multi-GPU efficiency configured for GPU counts {sorted(counts)}")
 
+    def efficiency(n: int, link: str | None) -> tuple[float, str]:
+        for key in (efficiency_key(n, link), efficiency_key(n, None)):
+            if key in efficiencies:
+                value, kind = efficiencies[key]
+                return value, f"{kind}:{key}"
+        raise ValueError(f"no multi-GPU efficiency configured for {n} GPUs")
+
+    pairs = rows.select("num_gpus", "interconnect").unique()
+    table = pl.DataFrame(
+        [
+            {
+                "num_gpus": n,
+                "interconnect": link,
+                **dict(zip(("_eff", "_eff_src"), efficiency(n, link), strict=True)),
+            }
+            for n, link in pairs.iter_rows()
+        ],
+        schema={
+            "num_gpus": rows.schema["num_gpus"],
+            "interconnect": pl.Utf8,
+            "_eff": pl.Float64,
+            "_eff_src": pl.Utf8,
+        },
+    )
+    rows = rows.join(table, on=["num_gpus", "interconnect"], how="left", nulls_equal=True)
+    gain_value = {cls: v for cls, (v, _) in gains.items()}
+    gain_source = {cls: f"{kind}:{cls}" for cls, (_, kind) in gains.items()}
     rows = rows.with_columns(
         batch_size_ref=pl.col("batch_size_per_gpu").cast(pl.Float64).median().over(GROUP),
-        _gain=pl.col("workload_class").replace_strict(gains, return_dtype=pl.Float64),
-        multi_gpu_efficiency=pl.col("num_gpus").replace_strict(efficiency, return_dtype=pl.Float64),
+        _gain=pl.col("workload_class").replace_strict(gain_value, return_dtype=pl.Float64),
+        _gain_src=pl.col("workload_class").replace_strict(gain_source, return_dtype=pl.Utf8),
+        multi_gpu_efficiency=pl.col("_eff"),
     )
+    training = pl.col("task") == "training"
     batch_factor = (
-        pl.when(pl.col("task") == "training")
+        pl.when(training)
         .then(
             (1 + pl.col("_gain")).pow(
                 (pl.col("batch_size_ref") / pl.col("batch_size_per_gpu")).log(2)
@@ -89,12 +145,19 @@ def debias(results: pl.DataFrame, params: ModelParameters, run_date: dt.date) ->
         .otherwise(1.0)
     )
     return (
-        rows.with_columns(batch_factor=batch_factor)
+        rows.with_columns(
+            batch_factor=batch_factor,
+            batch_gain=pl.when(training).then(pl.col("_gain")),
+            batch_gain_source=pl.when(training).then(pl.col("_gain_src")),
+            efficiency_source=pl.col("_eff_src"),
+        )
         .with_columns(
             throughput_per_gpu=pl.col("throughput")
             / (pl.col("num_gpus") * pl.col("multi_gpu_efficiency"))
             * pl.col("batch_factor"),
             run_date=pl.lit(run_date),
+            parameter_set=pl.lit(params.constants),
+            era_term=era_term(),
         )
         .select(
             "run_date",
@@ -114,6 +177,12 @@ def debias(results: pl.DataFrame, params: ModelParameters, run_date: dt.date) ->
             "batch_factor",
             "multi_gpu_efficiency",
             "throughput_per_gpu",
+            "interconnect",
+            "batch_gain",
+            "batch_gain_source",
+            "efficiency_source",
+            "parameter_set",
+            "era_term",
         )
         .sort("workload", "gpu_id", "source", "model")
     )

@@ -1,0 +1,63 @@
+"""Validation asset: the model's checks against data and Dettmers' figures (methodology §3b).
+
+A thin wrapper around `pipeline.model.validation`; keyed by `run_date` like every model
+table, replaced as a whole for that date.
+"""
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.resources import (
+    WAREHOUSE_POOL,
+    GpuvalueSettings,
+    open_warehouse,
+    run_date_for,
+)
+from pipeline.model.validation import model_validation as compute_model_validation
+from warehouse.db import replace_rows
+
+
+@dg.asset(
+    group_name="model",
+    kinds={"duckdb", "polars"},
+    pool=WAREHOUSE_POOL,
+    deps=["benchmark_debiased", "relative_performance", "benchmark_results", "gpus"],
+    description=(
+        "One row per validation figure: fitted batch-size gain vs Dettmers' 13.6 %/13.5 %, "
+        "1-GPU throughput predicted from n-GPU results (fitted e_n vs dividing by n), "
+        "leave-one-GPU-out error of the spec-based estimator, and debiased A100/V100 "
+        "speedups vs Dettmers' 1.45x/1.70x."
+    ),
+)
+def model_validation(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Compute and store the run's validation figures."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        results = con.sql("SELECT * FROM benchmark_results").pl()
+        catalog = con.sql("SELECT * FROM gpus").pl()
+        debiased = con.sql(
+            "SELECT * FROM benchmark_debiased WHERE run_date = ?", params=[run_date]
+        ).pl()
+        constants = con.sql(
+            "SELECT * FROM model_constants WHERE run_date = ?", params=[run_date]
+        ).pl()
+        rows = compute_model_validation(results, catalog, debiased, constants, params, run_date)
+        replace_rows(con, "model_validation", rows, "run_date = ?", [run_date])
+    headline = rows.filter(pl.col("metric").is_in(["median_ape", "speedup"]))
+    context.log.info(f"model_validation {run_date}: {rows.height} rows")
+    return dg.MaterializeResult(
+        metadata={
+            "run_date": str(run_date),
+            "rows": rows.height,
+            "checks": ", ".join(sorted(set(rows["check_name"]))),
+            "headline": "; ".join(
+                f"{s} {m} {v:.3f}"
+                for s, m, v in headline.select("subject", "metric", "value").iter_rows()
+                if v is not None
+            ),
+        }
+    )

@@ -1,0 +1,368 @@
+"""Fit the debiasing constants from the ingested benchmark figures, with 95 % intervals.
+
+Two constants are fitted, each beside Dettmers' value (docs/methodology.md, section 2):
+
+- Batch-size gain per doubling, per workload class (and task). Identified only from
+  *within-GPU* variation: the same GPU, model, precision, GPU count and published table
+  (so the same software era) measured at two or more batch sizes. With g the gain,
+  log t = a[group] + log2(b) * log(1 + g); the slope is the within-group least-squares
+  slope. Rows of one GPU x model are not independent (one sweep published at 1, 4 and 8
+  GPUs), so the interval is cluster-robust over (table, GPU, model) with a Student t on
+  (clusters - 1) degrees of freedom.
+- Multi-GPU scaling efficiency e_n by GPU count and interconnect, from pairs of results
+  that report the same GPU, model, precision and table at 1 and n GPUs *at the same
+  per-GPU batch size* (so the batch size does not confound it): e = t_n / (n * t_1).
+  The interconnect proxy is the spec sheet's form factor (SXM/OAM/superchip boards use
+  NVLink, PCIe cards mostly do not). Pairs are averaged in logs per GPU first, and the
+  interval is a t interval over GPUs, because pairs of one GPU share its machine.
+
+Which set drives the results is `ModelParameters.constants`: 'dettmers', 'fitted' (fitted
+wherever a fit exists) or 'auto' (the default: a fitted constant only where it is well
+determined, i.e. its interval exists and is at most `fit_max_ci_width` wide, else
+Dettmers'). Every constant of both sets is stored in `model_constants` with `used` saying
+which one the run applied.
+"""
+
+import math
+
+import numpy as np
+import polars as pl
+
+from pipeline.model.parameters import ModelParameters
+
+SIXTEEN_BIT = ("fp16", "bf16")
+# Form factor -> interconnect proxy (GUIDE section 4: e_n depends on the interconnect).
+INTERCONNECT = {"sxm": "nvlink", "oam": "nvlink", "superchip": "nvlink", "pcie": "pcie"}
+# Flags that do not disturb a within-(GPU, GPU count) batch-size comparison: a batch size
+# that changed between 1 and n GPUs confounds scaling, not the batch sweep at fixed n.
+BATCH_FIT_TOLERATED_FLAGS = {"batch_changed"}
+
+CONSTANTS_SCHEMA = {
+    "parameter_set": pl.Utf8,
+    "name": pl.Utf8,
+    "key": pl.Utf8,
+    "value": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "n": pl.Int64,
+    "n_groups": pl.Int64,
+    "n_gpus": pl.Int64,
+    "data_used": pl.Utf8,
+    "determined": pl.Boolean,
+    "used": pl.Boolean,
+    "detail": pl.Utf8,
+}
+
+# Two-sided 95 % Student t quantiles; beyond 30 degrees of freedom a Cornish-Fisher
+# expansion of the normal quantile is accurate to < 0.1 %.
+_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179]
+_T975 += [2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064]
+_T975 += [2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def t975(df: int) -> float:
+    """The 97.5 % quantile of Student's t with `df` degrees of freedom."""
+    if df < 1:
+        raise ValueError("a t quantile needs at least one degree of freedom")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def clean(results: pl.DataFrame, tolerated: set[str] = frozenset()) -> pl.DataFrame:
+    """Rows with a usable throughput and batch size and no quality flag (bar `tolerated`)."""
+    rows = results.filter(
+        pl.col("throughput").is_not_null()
+        & (pl.col("throughput") > 0)
+        & pl.col("batch_size_per_gpu").is_not_null()
+        & (pl.col("batch_size_per_gpu") > 0)
+    )
+    if "flags" not in rows.columns:
+        return rows
+    flags = (
+        pl.col("flags")
+        .fill_null("")
+        .str.split(",")
+        .list.eval(pl.element().str.strip_chars().filter(pl.element() != ""))
+    )
+    return rows.filter(flags.list.set_difference(sorted(tolerated)).list.len() == 0)
+
+
+def with_interconnect(rows: pl.DataFrame, gpus: pl.DataFrame | None) -> pl.DataFrame:
+    """Add `interconnect` (nvlink/pcie, null for GPUs missing from the catalog)."""
+    if gpus is None or "form_factor" not in gpus.columns:
+        return rows.with_columns(interconnect=pl.lit(None, dtype=pl.Utf8))
+    proxy = gpus.select(
+        "gpu_id",
+        interconnect=pl.col("form_factor").replace_strict(
+            INTERCONNECT, default=None, return_dtype=pl.Utf8
+        ),
+    )
+    return rows.drop("interconnect", strict=False).join(proxy, on="gpu_id", how="left")
+
+
+# --- batch-size gain ---------------------------------------------------------------------
+
+
+def batch_sweep_rows(results: pl.DataFrame) -> pl.DataFrame:
+    """16-bit rows in groups that hold one GPU x model x GPU count at >= 2 batch sizes."""
+    group = ["source", "software_era", "citation", "gpu_id", "model", "task", "precision"]
+    rows = clean(results, BATCH_FIT_TOLERATED_FLAGS).filter(pl.col("precision").is_in(SIXTEEN_BIT))
+    return (
+        rows.with_columns(
+            group=pl.concat_str(group + ["num_gpus"], separator="|"),
+            cluster=pl.concat_str(["citation", "gpu_id", "model"], separator="|"),
+            x=pl.col("batch_size_per_gpu").cast(pl.Float64).log(2),
+            y=pl.col("throughput").log(),
+        )
+        .filter(pl.col("batch_size_per_gpu").n_unique().over("group") >= 2)
+        .with_columns(
+            x_w=pl.col("x") - pl.col("x").mean().over("group"),
+            y_w=pl.col("y") - pl.col("y").mean().over("group"),
+        )
+    )
+
+
+def _slope_fit(rows: pl.DataFrame) -> dict:
+    """Within-group slope of log t on log2(b) with a cluster-robust 95 % interval."""
+    x, y = rows["x_w"].to_numpy(), rows["y_w"].to_numpy()
+    sxx = float(np.sum(x * x))
+    beta = float(np.sum(x * y) / sxx)
+    clusters = rows.with_columns(score=pl.col("x_w") * (pl.col("y_w") - beta * pl.col("x_w")))
+    scores = clusters.group_by("cluster").agg(pl.col("score").sum())["score"].to_numpy()
+    n_clusters = len(scores)
+    low = high = None
+    if n_clusters >= 2:
+        var = n_clusters / (n_clusters - 1) * float(np.sum(scores**2)) / sxx**2
+        half = t975(n_clusters - 1) * math.sqrt(var)
+        low, high = math.expm1(beta - half), math.expm1(beta + half)
+    return {"value": math.expm1(beta), "ci_low": low, "ci_high": high, "n_clusters": n_clusters}
+
+
+def fit_batch_gain(results: pl.DataFrame) -> pl.DataFrame:
+    """Fitted gain per batch doubling per (task, workload class); see the module docstring.
+
+    Training classes are keyed by the class alone (`cnn`), because that is what the
+    training correction uses; inference fits are keyed `inference:<class>` and are
+    reported only (inference tables are compared at one batch size and never corrected).
+    """
+    rows = batch_sweep_rows(results)
+    out = []
+    for (task, cls), part in sorted(
+        rows.group_by("task", "workload_class"), key=lambda kv: (kv[0][0], kv[0][1])
+    ):
+        fit = _slope_fit(part)
+        lo, hi = part["batch_size_per_gpu"].min(), part["batch_size_per_gpu"].max()
+        used = (
+            f"{part.height} rows in {part['group'].n_unique()} fixed-GPU-count sweeps, "
+            f"{fit['n_clusters']} GPU x model x table clusters, "
+            f"{part['citation'].n_unique()} tables, GPUs {', '.join(sorted(set(part['gpu_id'])))}; "
+            f"models {', '.join(sorted(set(part['model'])))}; batch sizes {lo}-{hi}"
+        )
+        out.append(
+            {
+                "parameter_set": "fitted",
+                "name": "batch_gain_per_doubling",
+                "key": cls if task == "training" else f"{task}:{cls}",
+                **{k: fit[k] for k in ("value", "ci_low", "ci_high")},
+                "n": part.height,
+                "n_groups": fit["n_clusters"],
+                "n_gpus": part["gpu_id"].n_unique(),
+                "data_used": used,
+            }
+        )
+    return _frame(out)
+
+
+# --- multi-GPU scaling efficiency ----------------------------------------------------------
+
+
+def scaling_pairs(results: pl.DataFrame, gpus: pl.DataFrame | None) -> pl.DataFrame:
+    """1-GPU and n-GPU results of one GPU x model x table at the same per-GPU batch size.
+
+    Excluded: flagged rows; Lambda's BERT/SQuAD rows (its multi-GPU BERT figures are
+    super-linear, see sources/data/benchmarks/MANIFEST.md); and super-linear pairs
+    (e > 1, physically implausible for data parallelism; a measurement or config problem).
+    Returns one row per pair with `efficiency`, `n` and `interconnect`.
+    """
+    key = ["source", "software_era", "citation", "gpu_id", "model", "task", "precision"]
+    rows = (
+        clean(results)
+        .filter(pl.col("precision").is_in(SIXTEEN_BIT))
+        .filter(~((pl.col("source") == "lambda") & pl.col("model").str.starts_with("bert")))
+    )
+    single = rows.filter(pl.col("num_gpus") == 1).select(
+        key + ["batch_size_per_gpu", pl.col("throughput").alias("t_1")]
+    )
+    multi = rows.filter(pl.col("num_gpus") > 1).select(
+        key + ["batch_size_per_gpu", "workload_class", pl.col("num_gpus").alias("n"), "throughput"]
+    )
+    pairs = multi.join(single, on=key + ["batch_size_per_gpu"], nulls_equal=True).with_columns(
+        efficiency=pl.col("throughput") / (pl.col("n") * pl.col("t_1"))
+    )
+    return with_interconnect(pairs.filter(pl.col("efficiency") <= 1.0), gpus).filter(
+        pl.col("interconnect").is_not_null()
+    )
+
+
+def efficiency_key(n: int, interconnect: str | None) -> str:
+    """The model_constants key of a scaling efficiency, e.g. '8|nvlink'."""
+    return f"{n}|{interconnect}" if interconnect else str(n)
+
+
+def _gpu_mean_interval(pairs: pl.DataFrame) -> dict:
+    """exp(mean over GPUs of the GPU's mean log efficiency), t interval over GPUs."""
+    per_gpu = pairs.group_by("gpu_id").agg(pl.col("efficiency").log().mean().alias("m"))["m"]
+    values = per_gpu.to_numpy()
+    mean = float(np.mean(values))
+    low = high = None
+    if len(values) >= 2:
+        half = t975(len(values) - 1) * float(np.std(values, ddof=1)) / math.sqrt(len(values))
+        low, high = math.exp(mean - half), min(1.0, math.exp(mean + half))
+    return {"value": math.exp(mean), "ci_low": low, "ci_high": high, "n_gpus": len(values)}
+
+
+def fit_scaling_efficiency(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Fitted e_n per (GPU count, interconnect) from `scaling_pairs`."""
+    out = []
+    for (n, link), part in sorted(pairs.group_by("n", "interconnect"), key=lambda kv: kv[0]):
+        fit = _gpu_mean_interval(part)
+        used = (
+            f"{part.height} 1-vs-{n}-GPU pairs at equal per-GPU batch size on {fit['n_gpus']} "
+            f"{link} GPUs ({', '.join(sorted(set(part['gpu_id'])))}); models "
+            f"{', '.join(sorted(set(part['model'])))}; sources "
+            f"{', '.join(sorted(set(part['source'] + ' ' + part['software_era'])))}"
+        )
+        out.append(
+            {
+                "parameter_set": "fitted",
+                "name": "multi_gpu_efficiency",
+                "key": efficiency_key(int(n), link),
+                **{k: fit[k] for k in ("value", "ci_low", "ci_high")},
+                "n": part.height,
+                "n_groups": fit["n_gpus"],
+                "n_gpus": fit["n_gpus"],
+                "data_used": used,
+            }
+        )
+    return _frame(out)
+
+
+# --- both sets, and which one is used ---------------------------------------------------
+
+
+def dettmers_constants(params: ModelParameters) -> pl.DataFrame:
+    """Dettmers' constants as configured (seeds/parameters.md B292, B296, A11)."""
+    out = [
+        {
+            "parameter_set": "dettmers",
+            "name": "batch_gain_per_doubling",
+            "key": cls,
+            "value": gain,
+            "data_used": "Dettmers 2023 (B292): +13.6 % CNN, +13.5 % transformer per batch "
+            "doubling (RTX Titan); rnn is our assumption (transformer value)",
+        }
+        for cls, gain in sorted(params.batch_gain_per_doubling.items())
+    ]
+    out += [
+        {
+            "parameter_set": "dettmers",
+            "name": "multi_gpu_efficiency",
+            "key": efficiency_key(n, None),
+            "value": e,
+            "data_used": "Dettmers 2014 (A11: 1.9x on 2, 3.5x on 4 GPUs) and 2023 (B296: "
+            "8x V100 6.67x, 8x A100 7.00x -> 0.86); any interconnect",
+        }
+        for n, e in sorted(params.multi_gpu_efficiency.items())
+    ]
+    return _frame(out)
+
+
+def _frame(rows: list[dict]) -> pl.DataFrame:
+    full = [{k: r.get(k) for k in CONSTANTS_SCHEMA} for r in rows]
+    return pl.DataFrame(full, schema=CONSTANTS_SCHEMA)
+
+
+def _describe(row: dict) -> str:
+    what = (
+        f"throughput gain per batch-size doubling ({row['key']})"
+        if row["name"] == "batch_gain_per_doubling"
+        else f"per-GPU scaling efficiency e_n (n|interconnect = {row['key']})"
+    )
+    if row["parameter_set"] == "dettmers":
+        return f"Dettmers' {what}: {row['value']:.3f}. {row['data_used']}."
+    ci = (
+        f"95 % CI {row['ci_low']:.3f}-{row['ci_high']:.3f}"
+        if row["ci_low"] is not None
+        else "no interval (a single cluster; undetermined)"
+    )
+    state = "well determined" if row["determined"] else "not well determined"
+    return f"Fitted {what}: {row['value']:.3f}, {ci}; {state}. Data: {row['data_used']}."
+
+
+def fit_constants(
+    results: pl.DataFrame, gpus: pl.DataFrame | None, params: ModelParameters
+) -> pl.DataFrame:
+    """Both parameter sets, one row per constant, with `determined`, `used` and `detail`.
+
+    Fitted inference gains are never used (see fit_batch_gain).
+    """
+    if params.constants not in ("dettmers", "fitted", "auto"):
+        raise ValueError(f"constants must be dettmers, fitted or auto, not {params.constants!r}")
+    fitted = pl.concat(
+        [fit_batch_gain(results), fit_scaling_efficiency(scaling_pairs(results, gpus))]
+    ).with_columns(
+        determined=pl.col("ci_low").is_not_null()
+        & ((pl.col("ci_high") - pl.col("ci_low")) <= params.fit_max_ci_width)
+    )
+    dettmers = dettmers_constants(params).with_columns(determined=pl.lit(True))
+    usable = fitted.filter(~pl.col("key").str.contains(":"))
+    if params.constants == "dettmers":
+        usable = usable.clear()
+    elif params.constants == "auto":
+        usable = usable.filter(pl.col("determined"))
+    # `used` first means "eligible": every Dettmers constant (the fallback) and the usable
+    # fits. `mark_used` narrows it to what the debiased rows actually applied.
+    both = pl.concat([dettmers, fitted]).with_columns(
+        used=(pl.col("parameter_set") == "dettmers")
+        | pl.struct("parameter_set", "name", "key").is_in(
+            usable.select(pl.struct("parameter_set", "name", "key")).to_series().implode()
+        )
+    )
+    return both.with_columns(
+        detail=pl.struct(both.columns).map_elements(_describe, return_dtype=pl.Utf8)
+    ).select(list(CONSTANTS_SCHEMA))
+
+
+def gain_lookup(constants: pl.DataFrame) -> dict[str, tuple[float, str]]:
+    """Workload class -> (gain per doubling, parameter set) the run uses."""
+    rows = constants.filter(
+        (pl.col("name") == "batch_gain_per_doubling")
+        & pl.col("used")
+        & ~pl.col("key").str.contains(":")
+    ).sort("parameter_set", descending=True)  # 'fitted' before 'dettmers'
+    out: dict[str, tuple[float, str]] = {}
+    for r in rows.iter_rows(named=True):
+        out.setdefault(r["key"], (r["value"], r["parameter_set"]))
+    return out
+
+
+def efficiency_lookup(constants: pl.DataFrame) -> dict[str, tuple[float, str]]:
+    """'n|interconnect' (fitted) and 'n' (Dettmers) -> (efficiency, parameter set).
+
+    Callers look up 'n|interconnect' first and fall back to 'n'.
+    """
+    rows = constants.filter((pl.col("name") == "multi_gpu_efficiency") & pl.col("used"))
+    return {r["key"]: (r["value"], r["parameter_set"]) for r in rows.iter_rows(named=True)}
+
+
+def mark_used(constants: pl.DataFrame, debiased: pl.DataFrame) -> pl.DataFrame:
+    """Set `used` to whether any debiased row applied the constant (its `*_source` tag)."""
+    tag = pl.concat_str("parameter_set", pl.lit(":"), "key")
+    gains = debiased["batch_gain_source"].drop_nulls().unique().to_list()
+    efficiencies = debiased["efficiency_source"].drop_nulls().unique().to_list()
+    return constants.with_columns(
+        used=((pl.col("name") == "batch_gain_per_doubling") & tag.is_in(gains))
+        | ((pl.col("name") == "multi_gpu_efficiency") & tag.is_in(efficiencies))
+    )
