@@ -183,6 +183,19 @@ def test_aws_instances_json():
     assert offers["p3.8xlarge", "us-east-1", "on_demand"].gpu_count == 4
 
 
+def test_aws_instances_json_spot_min():
+    data = json.loads(fixture("aws_ec2instances_info.json"))
+    linux = data[0]["pricing"]["us-east-1"]["linux"]
+    linux.update(spot_min="3.1", spot_max="4.4", spot_avg="3.7", pct_interrupt=">20%")
+    data[0]["pricing"]["eu-west-1"]["linux"]["spot_avg"] = "5.0"  # no zone price now
+    offers = by_key(parse_aws(json.dumps(data).encode()))
+    spot = {k: o.usd_per_hour for k, o in offers.items() if k[2] == "spot"}
+    assert spot == {("p3.8xlarge", "us-east-1", "spot"): 3.1}
+    linux["spot_min"] = "cheap"
+    with pytest.raises(MalformedFile, match="spot_min"):
+        parse_aws(json.dumps(data).encode())
+
+
 # --- GCP --------------------------------------------------------------------------------------
 
 

@@ -15,6 +15,8 @@ Decisions, shared by the three formats:
   and are returned, so callers can count unknown names. An instance type of an unknown
   family is returned only by the offer file when its `gpu` attribute gives a GPU count
   (gpu None, gpu_name "unknown (<family>)"): the other formats do not say the count.
+- Spot in instances.json: `spot_min` (the lowest current price among the region's zones,
+  as AWS's Spot pricing page lists it); `spot_avg` / `spot_max` are not kept.
 - Reserved prices: only the Standard, No Upfront hourly rate is kept (`reserved_1y`,
   `reserved_3y`). All/Partial Upfront and Convertible terms are skipped: `CloudOffer` has no
   purchase-option field, so keeping them would yield several reserved_1y prices per
@@ -456,6 +458,10 @@ def _instances_prices(linux: dict, where: str) -> list[tuple[str, float]]:
         ("reserved_3y", "yrTerm3Standard.noUpfront"),
     ):
         found.append((price_type, reserved.get(key), f"reserved.{key}"))
+    # Newer instances.json files carry spot_min / spot_avg / spot_max across the region's
+    # zones; spot_min is what AWS's own Spot pricing page shows (the lowest price in the
+    # region). A region with only spot_avg (no current zone price) gives no spot offer.
+    found.append(("spot", linux.get("spot_min"), "spot_min"))
     prices = []
     for price_type, text, key in found:
         if text in (None, "", "N/A", "NA"):
