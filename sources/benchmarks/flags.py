@@ -66,33 +66,6 @@ def flag_benchmarks(
         _valid=pl.col("throughput").is_not_null() & (pl.col("throughput") > 0),
         _per_gpu=pl.col("throughput") / pl.col("num_gpus"),
     )
-    group = TABLE + ["gpu_id", "model"]
-    valid = frame.filter("_valid")
-    base_n = valid.group_by(group).agg(_base_n=pl.col("num_gpus").min())
-    base = (
-        valid.join(base_n, on=group, nulls_equal=True)
-        .filter(pl.col("num_gpus") == pl.col("_base_n"))
-        .group_by(group)
-        .agg(
-            pl.col("_base_n").first(),
-            _base_per_gpu=pl.col("_per_gpu").median(),
-            _base_bs=pl.col("batch_size_per_gpu").drop_nulls().mode().sort().first(),
-        )
-    )
-    frame = frame.join(base, on=group, how="left", nulls_equal=True)
-    ratio = pl.col("_per_gpu") / pl.col("_base_per_gpu")
-    super_linear = (
-        pl.col("_valid")
-        & (pl.col("num_gpus") > pl.col("_base_n"))
-        & (ratio > super_linear_tolerance)
-    ).fill_null(False)
-    batch_changed = (
-        (pl.col("num_gpus") > pl.col("_base_n"))
-        & pl.col("batch_size_per_gpu").is_not_null()
-        & pl.col("_base_bs").is_not_null()
-        & (pl.col("batch_size_per_gpu") != pl.col("_base_bs"))
-    ).fill_null(False)
-
     # Outliers: position of the GPU on this model vs its position on its other models.
     workload = (
         pl.when(pl.col("task") == "inference")
@@ -120,17 +93,44 @@ def flag_benchmarks(
         .select("_row", "_dev", "_n_gpus", "_n_models")
     )
     frame = frame.join(scored, on="_row", how="left")
-    outlier = (
-        (pl.col("_n_gpus") >= 3)
-        & (pl.col("_n_models") >= 3)
-        & (pl.col("_dev").abs() > math.log(outlier_factor))
+    frame = frame.with_columns(
+        _out=(
+            (pl.col("_n_gpus") >= 3)
+            & (pl.col("_n_models") >= 3)
+            & (pl.col("_dev").abs() > math.log(outlier_factor))
+        ).fill_null(False)
+    )
+
+    # Scaling: n-GPU runs against the smallest run of the same table, GPU and model; an
+    # outlier never serves as that reference (it would make its siblings look super-linear).
+    group = TABLE + ["gpu_id", "model"]
+    valid = frame.filter(pl.col("_valid") & ~pl.col("_out"))
+    base_n = valid.group_by(group).agg(_base_n=pl.col("num_gpus").min())
+    base = (
+        valid.join(base_n, on=group, nulls_equal=True)
+        .filter(pl.col("num_gpus") == pl.col("_base_n"))
+        .group_by(group)
+        .agg(
+            pl.col("_base_n").first(),
+            _base_per_gpu=pl.col("_per_gpu").median(),
+            _base_bs=pl.col("batch_size_per_gpu").drop_nulls().mode().sort().first(),
+        )
+    )
+    frame = frame.join(base, on=group, how="left", nulls_equal=True)
+    ratio = pl.col("_per_gpu") / pl.col("_base_per_gpu")
+    super_linear = (
+        pl.col("_valid")
+        & (pl.col("num_gpus") > pl.col("_base_n"))
+        & (ratio > super_linear_tolerance)
+    ).fill_null(False)
+    batch_changed = (
+        (pl.col("num_gpus") > pl.col("_base_n"))
+        & pl.col("batch_size_per_gpu").is_not_null()
+        & pl.col("_base_bs").is_not_null()
+        & (pl.col("batch_size_per_gpu") != pl.col("_base_bs"))
     ).fill_null(False)
 
-    frame = frame.with_columns(
-        _sl=super_linear,
-        _bc=batch_changed,
-        _out=outlier,
-    )
+    frame = frame.with_columns(_sl=super_linear, _bc=batch_changed)
     empty = pl.lit([], dtype=pl.List(pl.Utf8))
     computed_flags = pl.concat_list(
         pl.when("_sl").then(pl.lit(["super_linear"])).otherwise(empty),

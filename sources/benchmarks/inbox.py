@@ -132,3 +132,17 @@ def load_inbox(root: Path, known: frozenset[str] | None) -> tuple[pl.DataFrame, 
         frames.append(records_frame(parsed.records))
     rows = pl.concat(frames) if frames else records_frame([])
     return rows, report
+
+
+def merge_with_bundled(bundled: pl.DataFrame, inbox: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Bundled figures plus inbox figures, and how many bundled rows were superseded.
+
+    An inbox table supersedes the bundled rows of the same source and era: it is a newer
+    version of the same published table, and keeping both would count each figure twice.
+    """
+    if inbox.is_empty():
+        return bundled, 0
+    newer = inbox.select("source", "software_era").unique()
+    kept = bundled.join(newer, on=["source", "software_era"], how="anti")
+    rows = pl.concat([kept, inbox], how="diagonal_relaxed")
+    return rows, bundled.height - kept.height

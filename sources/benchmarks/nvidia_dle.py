@@ -76,7 +76,10 @@ def _cells(line: str) -> list[str]:
 def _tables(text: str) -> list[_Table]:
     lines = text.splitlines()
     headings: dict[int, str] = {}
-    paragraph: list[str] = []
+    # Text under each open heading: a section's "Our results were obtained ... container"
+    # sentence applies to the tables of its sub-sections too.
+    texts: dict[int, list[str]] = {0: []}
+    level = 0
     found: list[_Table] = []
     in_code = False
     i = 0
@@ -91,7 +94,8 @@ def _tables(text: str) -> list[_Table]:
             level = len(match.group(1))
             headings = {k: v for k, v in headings.items() if k < level}
             headings[level] = _clean(match.group(2))
-            paragraph = []
+            texts = {k: v for k, v in texts.items() if k < level}
+            texts[level] = []
             i += 1
             continue
         if (
@@ -106,11 +110,12 @@ def _tables(text: str) -> list[_Table]:
                 rows.append(_cells(lines[j]))
                 j += 1
             chain = [headings[k] for k in sorted(headings)]
-            found.append(_Table(chain, " ".join(paragraph), header, rows, i + 1))
+            context = " ".join(" ".join(texts[k]) for k in sorted(texts))
+            found.append(_Table(chain, context, header, rows, i + 1))
             i = j
             continue
         if not in_code and line.strip():
-            paragraph.append(_clean(line))
+            texts[level].append(_clean(line))
         i += 1
     return found
 
@@ -238,7 +243,7 @@ def _read_table(table, title, readme_path, as_of, era, prefix, source_file, know
     for heading in nearest_first:
         gpu = system_gpu_id(heading, known)
         if gpu is not None:
-            system = heading
+            system = heading.split(": ", 1)[-1]  # "Training performance: NVIDIA DGX-1 ..."
             break
     if gpu is None:
         sentence = re.search(r"\bon\s+(?:a\s+|an\s+)?(NVIDIA[^.]*?)(?:\.|$)", table.text_before)
