@@ -530,3 +530,31 @@ def test_a_malformed_inbox_file_fails_the_load_and_keeps_the_rows(tmp_path):
     con = connect(tmp_path / "w.duckdb")
     assert con.sql("SELECT count(*) FROM benchmark_results").fetchall()[0][0] == before
     con.close()
+
+
+def test_batch_sweeps_compare_each_gpu_count_at_the_same_batch_size():
+    # 1 and 4 GPUs, each at batch 64 and 128: 4x at 128 is compared with 1x at 128 (not the
+    # median of both 1-GPU runs), so nothing is flagged; 4x at 256 has no 1-GPU peer.
+    out = flag_benchmarks(
+        table(
+            [
+                {
+                    "gpu_id": "a",
+                    "model": "ssd",
+                    "num_gpus": n,
+                    "batch_size_per_gpu": bs,
+                    "throughput": value,
+                }
+                for n, bs, value in [
+                    (1, 64, 660.0),
+                    (1, 128, 720.0),
+                    (4, 64, 2580.0),
+                    (4, 128, 2880.0),
+                    (4, 256, 3000.0),
+                ]
+            ]
+        )
+    )
+    assert out.filter(pl.col("batch_size_per_gpu") < 256)["flags"].to_list() == [""] * 4
+    flag, detail = flags_of(out, batch_size_per_gpu=256)
+    assert flag == "batch_changed" and "batch 256/GPU vs 64 or 128/GPU on 1 GPU(s)" in detail

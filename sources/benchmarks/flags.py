@@ -101,23 +101,28 @@ def flag_benchmarks(
         ).fill_null(False)
     )
 
-    # Scaling: n-GPU runs against the smallest run of the same table, GPU and model; an
-    # outlier never serves as that reference (it would make its siblings look super-linear).
+    # Scaling: n-GPU runs against the smallest run of the same table, GPU and model, at the
+    # same per-GPU batch size when the smallest run has one (batch sweeps publish several).
+    # An outlier never serves as the reference (its siblings would look super-linear).
     group = TABLE + ["gpu_id", "model"]
     valid = frame.filter(pl.col("_valid") & ~pl.col("_out"))
-    base_n = valid.group_by(group).agg(_base_n=pl.col("num_gpus").min())
-    base = (
-        valid.join(base_n, on=group, nulls_equal=True)
-        .filter(pl.col("num_gpus") == pl.col("_base_n"))
-        .group_by(group)
-        .agg(
-            pl.col("_base_n").first(),
-            _base_per_gpu=pl.col("_per_gpu").median(),
-            _base_bs=pl.col("batch_size_per_gpu").drop_nulls().mode().sort().first(),
-        )
+    smallest = valid.with_columns(_base_n=pl.col("num_gpus").min().over(group)).filter(
+        pl.col("num_gpus") == pl.col("_base_n")
     )
-    frame = frame.join(base, on=group, how="left", nulls_equal=True)
-    ratio = pl.col("_per_gpu") / pl.col("_base_per_gpu")
+    base = smallest.group_by(group).agg(
+        pl.col("_base_n").first(),
+        _base_per_gpu=pl.col("_per_gpu").median(),
+        _base_bs=pl.col("batch_size_per_gpu").drop_nulls().unique().sort(),
+    )
+    same_bs = (
+        smallest.filter(pl.col("batch_size_per_gpu").is_not_null())
+        .group_by(group + ["batch_size_per_gpu"])
+        .agg(_same_bs_per_gpu=pl.col("_per_gpu").median())
+    )
+    frame = frame.join(base, on=group, how="left", nulls_equal=True).join(
+        same_bs, on=group + ["batch_size_per_gpu"], how="left", nulls_equal=True
+    )
+    ratio = pl.col("_per_gpu") / pl.coalesce("_same_bs_per_gpu", "_base_per_gpu")
     super_linear = (
         pl.col("_valid")
         & (pl.col("num_gpus") > pl.col("_base_n"))
@@ -126,8 +131,8 @@ def flag_benchmarks(
     batch_changed = (
         (pl.col("num_gpus") > pl.col("_base_n"))
         & pl.col("batch_size_per_gpu").is_not_null()
-        & pl.col("_base_bs").is_not_null()
-        & (pl.col("batch_size_per_gpu") != pl.col("_base_bs"))
+        & (pl.col("_base_bs").list.len() > 0)
+        & pl.col("_same_bs_per_gpu").is_null()
     ).fill_null(False)
 
     frame = frame.with_columns(_sl=super_linear, _bc=batch_changed)
@@ -146,7 +151,7 @@ def flag_benchmarks(
     bc_text = pl.format(
         "[batch_changed] batch {}/GPU vs {}/GPU on {} GPU(s)",
         pl.col("batch_size_per_gpu"),
-        pl.col("_base_bs"),
+        pl.col("_base_bs").cast(pl.List(pl.Utf8)).list.join(" or "),
         pl.col("_base_n"),
     )
     out_text = pl.format(
