@@ -101,12 +101,12 @@ def debias(
     if missing:
         raise ValueError(f"no batch-size gain configured for workload classes {sorted(missing)}")
 
-    def efficiency(n: int, link: str | None) -> tuple[float, str]:
+    def efficiency(n: int, link: str | None) -> tuple[float | None, str | None]:
         for key in (efficiency_key(n, link), efficiency_key(n, None)):
             if key in efficiencies:
                 value, kind = efficiencies[key]
                 return value, f"{kind}:{key}"
-        raise ValueError(f"no multi-GPU efficiency configured for {n} GPUs")
+        return None, None
 
     pairs = rows.select("num_gpus", "interconnect").unique()
     table = pl.DataFrame(
@@ -125,7 +125,12 @@ def debias(
             "_eff_src": pl.Utf8,
         },
     )
-    rows = rows.join(table, on=["num_gpus", "interconnect"], how="left", nulls_equal=True)
+    # A GPU count with neither a usable fit nor a configured constant (e.g. a 16-GPU-only
+    # result) cannot be turned into per-GPU throughput: the row is left out, never guessed.
+    # The asset reports how many (comparable rows minus debiased rows).
+    rows = rows.join(table, on=["num_gpus", "interconnect"], how="left", nulls_equal=True).filter(
+        pl.col("_eff").is_not_null()
+    )
     gain_value = {cls: v for cls, (v, _) in gains.items()}
     gain_source = {cls: f"{kind}:{cls}" for cls, (_, kind) in gains.items()}
     rows = rows.with_columns(

@@ -33,9 +33,10 @@ from pipeline.model.parameters import ModelParameters
 SIXTEEN_BIT = ("fp16", "bf16")
 # Form factor -> interconnect proxy (GUIDE section 4: e_n depends on the interconnect).
 INTERCONNECT = {"sxm": "nvlink", "oam": "nvlink", "superchip": "nvlink", "pcie": "pcie"}
-# Flags that do not disturb a within-(GPU, GPU count) batch-size comparison: a batch size
-# that changed between 1 and n GPUs confounds scaling, not the batch sweep at fixed n.
-BATCH_FIT_TOLERATED_FLAGS = {"batch_changed"}
+# `batch_changed` (an n-GPU run at another per-GPU batch size than the 1-GPU run) does not
+# disturb either fit: the batch fit compares batch sizes at a fixed GPU count, and scaling
+# pairs are matched at equal per-GPU batch size (a sweep's 1-GPU row at that size exists).
+BATCH_CHANGED_OK = {"batch_changed"}
 
 CONSTANTS_SCHEMA = {
     "parameter_set": pl.Utf8,
@@ -108,7 +109,7 @@ def with_interconnect(rows: pl.DataFrame, gpus: pl.DataFrame | None) -> pl.DataF
 def batch_sweep_rows(results: pl.DataFrame) -> pl.DataFrame:
     """16-bit rows in groups that hold one GPU x model x GPU count at >= 2 batch sizes."""
     group = ["source", "software_era", "citation", "gpu_id", "model", "task", "precision"]
-    rows = clean(results, BATCH_FIT_TOLERATED_FLAGS).filter(pl.col("precision").is_in(SIXTEEN_BIT))
+    rows = clean(results, BATCH_CHANGED_OK).filter(pl.col("precision").is_in(SIXTEEN_BIT))
     return (
         rows.with_columns(
             group=pl.concat_str(group + ["num_gpus"], separator="|"),
@@ -181,14 +182,14 @@ def fit_batch_gain(results: pl.DataFrame) -> pl.DataFrame:
 def scaling_pairs(results: pl.DataFrame, gpus: pl.DataFrame | None) -> pl.DataFrame:
     """1-GPU and n-GPU results of one GPU x model x table at the same per-GPU batch size.
 
-    Excluded: flagged rows; Lambda's BERT/SQuAD rows (its multi-GPU BERT figures are
-    super-linear, see sources/data/benchmarks/MANIFEST.md); and super-linear pairs
+    Excluded: flagged rows (bar `batch_changed`); Lambda's BERT/SQuAD rows (its multi-GPU
+    BERT figures are super-linear, see sources/data/benchmarks/MANIFEST.md); super-linear pairs
     (e > 1, physically implausible for data parallelism; a measurement or config problem).
     Returns one row per pair with `efficiency`, `n` and `interconnect`.
     """
     key = ["source", "software_era", "citation", "gpu_id", "model", "task", "precision"]
     rows = (
-        clean(results)
+        clean(results, BATCH_CHANGED_OK)
         .filter(pl.col("precision").is_in(SIXTEEN_BIT))
         .filter(~((pl.col("source") == "lambda") & pl.col("model").str.starts_with("bert")))
     )
