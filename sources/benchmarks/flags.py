@@ -7,10 +7,12 @@ Suspect figures are kept and flagged, never dropped; the model ignores flagged r
 - `no_batch_size`: the per-GPU batch size is unknown (MLPerf Inference, Lambda cells with
   no or an indivisible global batch). Set by the adapters.
 - `super_linear`: an n-GPU run whose per-GPU throughput exceeds the smallest run of the same
-  table, GPU and model by more than `SUPER_LINEAR_TOLERANCE` (n GPUs doing more than n
-  times the work: a measurement or configuration error, e.g. Lambda's BERT/SQuAD rows).
-- `batch_changed`: an n-GPU run measured at another per-GPU batch size than the smallest
-  run of the same table, GPU and model (its scaling is confounded by the batch size).
+  table, GPU and model (at the same per-GPU batch size when there is one) by more than
+  `SUPER_LINEAR_TOLERANCE`: n GPUs doing more than n times the work, a measurement or
+  configuration error (e.g. Lambda's BERT/SQuAD rows). Not set when the n-GPU run used a
+  bigger per-GPU batch than every smallest run (that is `batch_changed`).
+- `batch_changed`: an n-GPU run measured at a per-GPU batch size the smallest run of the
+  same table, GPU and model did not use (its scaling is confounded by the batch size).
 - `outlier`: a figure far outside the same GPU's other results in the same table: relative
   to the other GPUs, the GPU sits more than `OUTLIER_FACTOR` times higher or lower on this
   model than on its other models (its median). Needs >= 3 models for the GPU and >= 3 GPUs
@@ -123,10 +125,16 @@ def flag_benchmarks(
         same_bs, on=group + ["batch_size_per_gpu"], how="left", nulls_equal=True
     )
     ratio = pl.col("_per_gpu") / pl.coalesce("_same_bs_per_gpu", "_base_per_gpu")
+    # A run at a bigger per-GPU batch than every smallest run may legitimately do more per
+    # GPU (Dettmers: ~13.6 % per doubling), so it is flagged batch_changed, not super_linear.
+    bigger_batch = pl.col("_same_bs_per_gpu").is_null() & (
+        pl.col("batch_size_per_gpu") > pl.col("_base_bs").list.min()
+    )
     super_linear = (
         pl.col("_valid")
         & (pl.col("num_gpus") > pl.col("_base_n"))
         & (ratio > super_linear_tolerance)
+        & ~bigger_batch.fill_null(False)
     ).fill_null(False)
     batch_changed = (
         (pl.col("num_gpus") > pl.col("_base_n"))
