@@ -13,16 +13,22 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline.model.cost import perf_per_dollar
 from pipeline.model.debias import debias
 from pipeline.model.parameters import ModelParameters
 from pipeline.model.performance import relative_performance
+from pipeline.model.prices import daily_prices, latest_prices
+from pipeline.model.sensitivity import sensitivity
+from pipeline.model.uncertainty import perf_per_dollar_replicates
 from pipeline.run import build_into
 from sources.bundled import (
     DATA_DIR,
     read_benchmark_figures,
     read_cloud_offers,
+    read_fx_rates,
     read_gpu_specs,
     read_retail_observations,
+    to_usd,
 )
 
 
@@ -64,6 +70,16 @@ def main() -> None:
     rows.append(("debias", t, debiased.height))
     t, relative = best_of(n, lambda: relative_performance(debiased, gpus, params, day))
     rows.append(("relative performance", t, relative.height))
+    retail_path = DATA_DIR / "prices" / "retail_observations.csv"
+    rates = read_fx_rates(DATA_DIR / "prices" / "fx_rates.csv")
+    retail = to_usd(retail, rates, retail_path)
+    latest = latest_prices(daily_prices(retail, params.price_mad_k), day)
+    t, perf = best_of(n, lambda: perf_per_dollar(relative, latest, gpus, params, day))
+    rows.append(("perf per dollar, 1/2/4/8 GPUs x markets", t, perf.height))
+    t, boot = best_of(n, lambda: perf_per_dollar_replicates(relative, latest, retail, gpus, params))
+    rows.append((f"bootstrap, {params.bootstrap_replicates} replicates", t, boot.height))
+    t, sens = best_of(n, lambda: sensitivity(relative, latest, gpus, params, day))
+    rows.append(("sensitivity table", t, sens.height))
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

@@ -1,0 +1,109 @@
+"""The decision tables in the published warehouse, built from the bundled snapshot."""
+
+import json
+
+import polars as pl
+import pytest
+
+from pipeline.model.parameters import ModelParameters
+from tests.conftest import build
+from warehouse.publish import open_published
+
+DEFAULTS = ModelParameters()
+
+
+def tables(published, *names: str) -> dict[str, pl.DataFrame]:
+    con = open_published(published)
+    try:
+        return {name: con.sql(f"SELECT * FROM {name}").pl() for name in names}
+    finally:
+        con.close()
+
+
+def test_perf_per_dollar_covers_every_system_size_and_market_with_intervals(built):
+    perf = tables(built.published, "perf_per_dollar")["perf_per_dollar"]
+    assert set(perf["system_gpus"]) == {1, 2, 4, 8}
+    assert set(perf["market"]) == {"new", "used", "mean"}
+    assert perf.select(
+        pl.col("perf_per_dollar_low", "perf_per_dollar_high", "p_top3").null_count().sum()
+    ).row(0) == (0, 0, 0)
+    assert (perf["perf_per_dollar_low"] <= perf["perf_per_dollar_high"]).all()
+    # Exactly three GPUs are in the top 3 of every replicate: probabilities sum to 3.
+    groups = perf.group_by("workload", "system_gpus", "market").agg(
+        total=pl.col("p_top3").sum(), n=pl.len()
+    )
+    for row in groups.iter_rows(named=True):
+        assert row["total"] == pytest.approx(min(3, row["n"]))
+
+
+def test_recommendations_are_the_best_of_their_tier(built):
+    got = tables(built.published, "recommendations", "perf_per_dollar", "gpus")
+    recs, perf = got["recommendations"], got["perf_per_dollar"]
+    memory = got["gpus"].select("gpu_id", "memory_gb")
+    assert set(recs["option"]) == {"buy_new", "buy_used", "rent", "rent_spot"}
+    assert set(recs["workload"]) == {"training_16bit", "inference_16bit", "inference_8bit"}
+    assert set(recs["memory_tier_gb"]) <= set(DEFAULTS.memory_tiers_gb)
+    ones = perf.filter(pl.col("system_gpus") == 1).join(memory, on="gpu_id")
+    buys = recs.filter(pl.col("option").str.starts_with("buy"))
+    assert buys.height > 0
+    for rec in buys.iter_rows(named=True):
+        pool = ones.filter(
+            (pl.col("market") == rec["option"].removeprefix("buy_"))
+            & (pl.col("workload") == rec["workload"])
+            & (pl.col("memory_gb") >= rec["memory_tier_gb"])
+        ).sort("perf_per_dollar", descending=True)
+        assert rec["gpu_id"] == pool["gpu_id"][0]
+        assert rec["n_candidates"] == pool.height
+        assert rec["perf_per_dollar"] == pytest.approx(pool["perf_per_dollar"][0])
+        if pool.height > 1:
+            assert rec["runner_up_gpu_id"] == pool["gpu_id"][1]
+    rents = recs.filter(pl.col("option").str.starts_with("rent"))
+    assert rents["provider"].null_count() == 0 and rents["usd_per_gpu_hour"].min() > 0
+
+
+def test_cloud_and_sensitivity_tables(built):
+    got = tables(built.published, "cloud_vs_buy", "cloud_perf_per_dollar", "sensitivity")
+    utilizations = sorted(set(got["cloud_vs_buy"]["utilization"]))
+    assert utilizations[0] == 0.05 and utilizations[-1] == 1.0
+    cloud = got["cloud_perf_per_dollar"]
+    assert cloud.height > 0
+    assert {"on_demand", "spot"} <= set(cloud["price_type"])
+    # One row per GPU x workload x provider x price type: price types are never mixed.
+    keys = ["gpu_id", "workload", "provider", "price_type"]
+    assert cloud.select(keys).is_unique().all()
+    sens = got["sensitivity"]
+    assert set(sens["parameter"]) == {
+        "electricity_usd_per_kwh",
+        "utilization",
+        "years",
+        "host_cost_scale",
+    }
+    # At the run's own setting the rank is unchanged.
+    same = sens.filter(pl.col("value") == pl.col("default_value"))
+    assert same.height > 0 and (same["rank_change"] == 0).all()
+
+
+def test_electricity_price_from_environment_and_years_from_run_config(built, tmp_path, monkeypatch):
+    """`GPUVALUE_ELECTRICITY_USD_PER_KWH=0.30 make run` (plus a run-config override)."""
+    base = tables(built.published, "perf_per_dollar", "model_runs")
+    monkeypatch.setenv("GPUVALUE_ELECTRICITY_USD_PER_KWH", "0.30")
+    dear = build(tmp_path, parameter_overrides={"years": "4"})
+    assert dear.result.success
+    got = tables(dear.published, "perf_per_dollar", "model_runs", "recommendations")
+    stored = json.loads(got["model_runs"]["parameters"].item())
+    assert stored["electricity_usd_per_kwh"] == 0.30 and stored["years"] == 4.0
+    default = json.loads(base["model_runs"]["parameters"].item())
+    assert default["electricity_usd_per_kwh"] == 0.175 and default["years"] == 5.0
+    keys = ["gpu_id", "workload", "system_gpus", "market"]
+    both = base["perf_per_dollar"].join(got["perf_per_dollar"], on=keys, suffix="_dear")
+    assert both.height == base["perf_per_dollar"].height
+    ratio = both["electricity_usd_per_year_dear"] / both["electricity_usd_per_year"]
+    assert ratio.to_list() == pytest.approx([0.30 / 0.175] * both.height)
+    expected = (
+        both["system_gpus"] * both["price_usd"]
+        + both["host_cost_usd"]
+        + 4 * both["electricity_usd_per_year_dear"]
+    )
+    assert both["total_cost_usd_dear"].to_list() == pytest.approx(expected.to_list())
+    assert (both["perf_per_dollar_dear"] != both["perf_per_dollar"]).all()
+    assert got["recommendations"].height > 0
