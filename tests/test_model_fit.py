@@ -1,0 +1,511 @@
+"""Fitted debiasing constants, intervals on relative performance, and validation figures."""
+
+import dataclasses
+import datetime as dt
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline.model.debias import debias
+from pipeline.model.fit import (
+    fit_batch_gain,
+    fit_constants,
+    fit_scaling_efficiency,
+    mark_used,
+    scaling_pairs,
+    t975,
+)
+from pipeline.model.parameters import ModelParameters, from_env
+from pipeline.model.performance import (
+    choose_spec_model,
+    leave_one_gpu_out,
+    relative_performance,
+)
+from pipeline.model.validation import (
+    a100_v100_checks,
+    model_validation,
+    multi_gpu_checks,
+    multi_gpu_predictions,
+)
+from warehouse.publish import open_published
+
+DAY = dt.date(2026, 5, 20)
+PARAMS = ModelParameters()
+
+
+def bench(rows):
+    base = {
+        "source": "dle",
+        "software_era": "e1",
+        "citation": "readme-1",
+        "task": "training",
+        "precision": "fp16",
+        "workload_class": "cnn",
+        "model": "ssd",
+        "num_gpus": 1,
+        "unit": "images/s",
+        "flags": "",
+    }
+    return pl.DataFrame([{**base, **r} for r in rows])
+
+
+def catalog(rows):
+    base = {"architecture": "ampere", "form_factor": "sxm", "fp8_tensor_tflops": None}
+    base |= {"l2_cache_mb": 40.0, "tdp_w": 300.0}
+    return pl.DataFrame(
+        [{**base, **r} for r in rows],
+        schema={
+            "gpu_id": pl.Utf8,
+            "memory_bandwidth_gbs": pl.Float64,
+            "fp16_tensor_tflops": pl.Float64,
+            "architecture": pl.Utf8,
+            "form_factor": pl.Utf8,
+            "fp8_tensor_tflops": pl.Float64,
+            "l2_cache_mb": pl.Float64,
+            "tdp_w": pl.Float64,
+        },
+    )
+
+
+def sweep(gpu, level, gain, batches, **extra):
+    """A GPU measured at several batch sizes with throughput level * (1 + gain)^log2(b)."""
+    return [
+        {"gpu_id": gpu, "batch_size_per_gpu": b, "throughput": level * (1 + gain) ** math.log2(b)}
+        | extra
+        for b in batches
+    ]
+
+
+# --- t quantiles ---------------------------------------------------------------------------
+
+
+def test_t_quantiles_match_tables():
+    assert t975(1) == pytest.approx(12.706)
+    assert t975(10) == pytest.approx(2.228)
+    # Beyond the table the expansion is within 0.1 % of the exact values.
+    assert t975(40) == pytest.approx(2.021, rel=1e-3)
+    assert t975(120) == pytest.approx(1.980, rel=1e-3)
+    with pytest.raises(ValueError):
+        t975(0)
+
+
+# --- batch-size gain -------------------------------------------------------------------
+
+
+def test_batch_gain_is_recovered_from_within_gpu_sweeps():
+    # Three GPUs of different speed, each swept at its own batch sizes; gain 20 %.
+    rows = bench(
+        sweep("a", 100.0, 0.20, [32, 64, 128])
+        + sweep("b", 400.0, 0.20, [64, 128])
+        + sweep("c", 50.0, 0.20, [8, 16, 32], model="maskrcnn")
+    )
+    fit = fit_batch_gain(rows).row(0, named=True)
+    assert fit["key"] == "cnn"
+    assert fit["value"] == pytest.approx(0.20)
+    # Noise-free data: the interval collapses onto the value.
+    assert fit["ci_low"] == pytest.approx(0.20) and fit["ci_high"] == pytest.approx(0.20)
+    assert (fit["n"], fit["n_groups"], fit["n_gpus"]) == (8, 3, 3)
+    assert "batch sizes 8-128" in fit["data_used"]
+
+
+def test_batch_gain_ignores_differences_between_gpus():
+    # Big-memory GPUs at big batches are faster, but each GPU has one batch size: there is
+    # no within-GPU variation, so nothing is fitted (GPU speed is not confused with batch).
+    rows = bench(
+        [
+            {"gpu_id": "small", "batch_size_per_gpu": 64, "throughput": 100.0},
+            {"gpu_id": "big", "batch_size_per_gpu": 1024, "throughput": 900.0},
+        ]
+    )
+    assert fit_batch_gain(rows).is_empty()
+
+
+def test_batch_gain_uses_16bit_unflagged_rows_and_keys_inference_apart():
+    rows = bench(
+        sweep("a", 100.0, 0.10, [8, 16])
+        + sweep("a", 100.0, 0.90, [8, 16], precision="tf32")
+        + sweep("b", 100.0, 0.90, [8, 16], flags="outlier")
+        + sweep("b", 100.0, 0.30, [1, 2], task="inference")
+    )
+    fits = {r["key"]: r for r in fit_batch_gain(rows).iter_rows(named=True)}
+    assert set(fits) == {"cnn", "inference:cnn"}
+    assert fits["cnn"]["value"] == pytest.approx(0.10)
+    assert fits["inference:cnn"]["value"] == pytest.approx(0.30)
+    # One cluster: no interval.
+    assert fits["cnn"]["ci_low"] is None
+
+
+def test_batch_gain_interval_is_cluster_robust():
+    # Two clusters with gains 10 % and 30 %: the estimate lies between and the t(1)
+    # interval is wide, so the fit is not well determined.
+    rows = bench(sweep("a", 100.0, 0.10, [8, 16]) + sweep("b", 100.0, 0.30, [8, 16]))
+    fit = fit_batch_gain(rows).row(0, named=True)
+    assert 0.10 < fit["value"] < 0.30
+    assert fit["ci_low"] < 0.10 and fit["ci_high"] > 0.30
+    constants = fit_constants(rows, None, PARAMS)
+    gain = constants.filter(
+        (pl.col("parameter_set") == "fitted") & (pl.col("name") == "batch_gain_per_doubling")
+    ).row(0, named=True)
+    assert gain["determined"] is False
+
+
+# --- scaling efficiency --------------------------------------------------------------------
+
+
+def scaling_rows():
+    gpus = catalog(
+        [
+            {"gpu_id": "x", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0},
+            {"gpu_id": "y", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0},
+            {
+                "gpu_id": "p",
+                "memory_bandwidth_gbs": 900.0,
+                "fp16_tensor_tflops": 80.0,
+                "form_factor": "pcie",
+            },
+        ]
+    )
+    rows = bench(
+        [
+            # x: e_8 = 0.9 and 0.8 on two models; y: e_8 = 0.85.
+            {"gpu_id": "x", "batch_size_per_gpu": 64, "throughput": 100.0},
+            {"gpu_id": "x", "num_gpus": 8, "batch_size_per_gpu": 64, "throughput": 720.0},
+            {"gpu_id": "x", "model": "m2", "batch_size_per_gpu": 64, "throughput": 50.0},
+            {
+                "gpu_id": "x",
+                "model": "m2",
+                "num_gpus": 8,
+                "batch_size_per_gpu": 64,
+                "throughput": 320.0,
+            },  # fmt: skip
+            {"gpu_id": "y", "batch_size_per_gpu": 32, "throughput": 100.0},
+            {"gpu_id": "y", "num_gpus": 8, "batch_size_per_gpu": 32, "throughput": 680.0},
+            # Batch size changed between 1 and 8 GPUs: not a pair.
+            {"gpu_id": "y", "num_gpus": 8, "batch_size_per_gpu": 16, "throughput": 600.0},
+            # Super-linear: excluded.
+            {"gpu_id": "p", "batch_size_per_gpu": 8, "throughput": 10.0},
+            {"gpu_id": "p", "num_gpus": 4, "batch_size_per_gpu": 8, "throughput": 44.0},
+            # PCIe, e_4 = 0.75.
+            {"gpu_id": "p", "model": "m2", "batch_size_per_gpu": 8, "throughput": 10.0},
+            {
+                "gpu_id": "p",
+                "model": "m2",
+                "num_gpus": 4,
+                "batch_size_per_gpu": 8,
+                "throughput": 30.0,
+            },  # fmt: skip
+            # Lambda BERT multi-GPU rows are never used for scaling.
+            {
+                "gpu_id": "p",
+                "source": "lambda",
+                "model": "bert_base_squad",
+                "batch_size_per_gpu": 8,
+                "throughput": 10.0,
+            },  # fmt: skip
+            {
+                "gpu_id": "p",
+                "source": "lambda",
+                "model": "bert_base_squad",
+                "num_gpus": 4,
+                "batch_size_per_gpu": 8,
+                "throughput": 20.0,
+            },  # fmt: skip
+        ]
+    )
+    return rows, gpus
+
+
+def test_scaling_pairs_match_equal_batch_and_drop_super_linear_and_lambda_bert():
+    rows, gpus = scaling_rows()
+    pairs = scaling_pairs(rows, gpus).sort("gpu_id", "model")
+    assert pairs.select("gpu_id", "model", "n", "interconnect").rows() == [
+        ("p", "m2", 4, "pcie"),
+        ("x", "m2", 8, "nvlink"),
+        ("x", "ssd", 8, "nvlink"),
+        ("y", "ssd", 8, "nvlink"),
+    ]
+    assert pairs["efficiency"].to_list() == pytest.approx([0.75, 0.8, 0.9, 0.85])
+
+
+def test_scaling_efficiency_averages_gpus_in_logs_with_a_t_interval():
+    rows, gpus = scaling_rows()
+    fits = {r["key"]: r for r in fit_scaling_efficiency(scaling_pairs(rows, gpus)).to_dicts()}
+    x = (math.log(0.9) + math.log(0.8)) / 2
+    y = math.log(0.85)
+    mean = (x + y) / 2
+    assert fits["8|nvlink"]["value"] == pytest.approx(math.exp(mean))
+    half = t975(1) * np.std([x, y], ddof=1) / math.sqrt(2)
+    assert fits["8|nvlink"]["ci_low"] == pytest.approx(math.exp(mean - half))
+    assert fits["8|nvlink"]["ci_high"] == pytest.approx(min(1.0, math.exp(mean + half)))
+    assert (fits["8|nvlink"]["n"], fits["8|nvlink"]["n_gpus"]) == (3, 2)
+    # One GPU: a value but no interval.
+    assert fits["4|pcie"]["value"] == pytest.approx(0.75) and fits["4|pcie"]["ci_low"] is None
+
+
+# --- which constants drive the debiasing -------------------------------------------------------
+
+
+def determined_fixture():
+    """Eight NVLink GPUs with e_8 = 0.80 exactly, plus a CNN sweep with gain 25 %."""
+    gpus = catalog(
+        [
+            {"gpu_id": f"g{i}", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0}
+            for i in range(8)
+        ]
+        + [{"gpu_id": "solo", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0}]
+    )
+    rows = []
+    for i in range(8):
+        rows += [
+            {"gpu_id": f"g{i}", "batch_size_per_gpu": 64, "throughput": 100.0 + i},
+            {
+                "gpu_id": f"g{i}",
+                "num_gpus": 8,
+                "batch_size_per_gpu": 64,
+                "throughput": 8 * 0.8 * (100.0 + i),
+            },  # fmt: skip
+        ]
+        rows += sweep(f"g{i}", 10.0 + i, 0.25, [16, 32], model="sweep")
+    # A GPU measured on 8 GPUs only: its per-GPU figure needs e_8.
+    rows.append({"gpu_id": "solo", "num_gpus": 8, "batch_size_per_gpu": 64, "throughput": 640.0})
+    return bench(rows), gpus
+
+
+@pytest.mark.parametrize(
+    ("mode", "efficiency", "source"),
+    [("auto", 0.80, "fitted:8|nvlink"), ("dettmers", 0.86, "dettmers:8")],
+)
+def test_constants_mode_selects_the_set_and_every_row_records_it(mode, efficiency, source):
+    rows, gpus = determined_fixture()
+    params = dataclasses.replace(PARAMS, constants=mode)
+    constants = fit_constants(rows, gpus, params)
+    out = debias(rows, params, DAY, constants, gpus)
+    solo = out.filter(pl.col("gpu_id") == "solo").row(0, named=True)
+    assert solo["multi_gpu_efficiency"] == pytest.approx(efficiency)
+    assert solo["efficiency_source"] == source
+    assert solo["throughput_per_gpu"] == pytest.approx(640.0 / (8 * efficiency))
+    assert solo["interconnect"] == "nvlink" and solo["parameter_set"] == mode
+    assert solo["era_term"] == "dle|e1|readme-1|ssd|fp16"
+    gain = "fitted:cnn" if mode == "auto" else "dettmers:cnn"
+    assert set(out["batch_gain_source"]) == {gain}
+    assert out.filter(pl.col("model") == "sweep")["batch_gain"].to_list()[0] == pytest.approx(
+        0.25 if mode == "auto" else 0.136
+    )
+    # With the fitted gain the sweep's rows agree after correction to the reference batch.
+    if mode == "auto":
+        g0 = out.filter((pl.col("model") == "sweep") & (pl.col("gpu_id") == "g0"))
+        assert g0["throughput_per_gpu"].to_list() == pytest.approx(
+            [g0["throughput_per_gpu"][0]] * 2
+        )
+    used = mark_used(constants, out).filter(pl.col("used"))
+    tags = set(used["parameter_set"] + ":" + used["key"])
+    assert source in tags and gain in tags
+    assert "dettmers:4" not in tags  # no 4-GPU row was debiased
+
+
+def test_fitted_mode_uses_an_undetermined_fit_and_auto_does_not():
+    rows = bench(sweep("a", 100.0, 0.40, [8, 16]) + sweep("b", 100.0, 0.30, [8, 16]))
+    auto = debias(rows, PARAMS, DAY)
+    fitted = debias(rows, dataclasses.replace(PARAMS, constants="fitted"), DAY)
+    assert set(auto["batch_gain_source"]) == {"dettmers:cnn"}
+    assert set(fitted["batch_gain_source"]) == {"fitted:cnn"}
+    with pytest.raises(ValueError, match="constants must be"):
+        fit_constants(rows, None, dataclasses.replace(PARAMS, constants="mine"))
+
+
+def test_gpu_count_without_any_constant_is_left_out_not_guessed():
+    rows = bench([{"gpu_id": "a", "num_gpus": 16, "batch_size_per_gpu": 8, "throughput": 1.0}])
+    assert debias(rows, PARAMS, DAY).is_empty()
+
+
+def test_constants_parameter_from_environment_and_json():
+    params = from_env(env={"GPUVALUE_CONSTANTS": "dettmers", "GPUVALUE_FIT_MAX_CI_WIDTH": "0.2"})
+    assert params.constants == "dettmers" and params.fit_max_ci_width == 0.2
+    assert '"constants": "dettmers"' in params.to_json()
+
+
+# --- relative performance intervals and the spec estimator ----------------------------------
+
+
+def spec_catalog(n=10):
+    """GPUs whose true performance is exactly sqrt(bandwidth x tensor TFLOPS) / 100."""
+    rows = [
+        {
+            "gpu_id": f"g{i}",
+            "memory_bandwidth_gbs": 500.0 * (1 + i),
+            "fp16_tensor_tflops": 50.0 * (1 + (i * 7) % 5),
+        }
+        for i in range(n)
+    ]
+    return catalog(rows + [{"gpu_id": "new", "memory_bandwidth_gbs": 3000.0,
+                            "fp16_tensor_tflops": 400.0}])  # fmt: skip
+
+
+def true_perf(gpus, gpu):
+    r = gpus.filter(pl.col("gpu_id") == gpu).row(0, named=True)
+    return math.sqrt(r["memory_bandwidth_gbs"] * r["fp16_tensor_tflops"]) / 100
+
+
+def test_leave_one_gpu_out_is_exact_when_specs_explain_performance():
+    gpus = spec_catalog()
+    measured = pl.DataFrame(
+        {
+            "gpu_id": [f"g{i}" for i in range(10)],
+            "log_perf": [math.log(true_perf(gpus, f"g{i}")) for i in range(10)],
+        }
+    )
+    logo = leave_one_gpu_out(measured, gpus)
+    dettmers = logo.filter(pl.col("model") == "dettmers_half_half")
+    assert dettmers.height == 10
+    assert dettmers["ape"].max() == pytest.approx(0.0, abs=1e-9)
+    assert choose_spec_model(logo) == "dettmers_half_half"  # ties go to the simpler
+
+
+def debiased_frame(rows):
+    base = {"source": "s", "software_era": "e", "citation": "c", "precision": "fp16"}
+    return pl.DataFrame([{**base, **r} for r in rows])
+
+
+def test_relative_performance_intervals():
+    gpus = spec_catalog()
+    noise = [1.0, 1.05, 0.95, 1.02, 0.98, 1.03, 0.97, 1.01, 0.99, 1.04]
+    rows = [
+        {"workload": w, "gpu_id": f"g{i}", "model": m,
+         "throughput_per_gpu": k * true_perf(gpus, f"g{i}") * (noise[i] if m == "m1" else 1)}
+        for i in range(10)
+        for m, k in (("m1", 100.0), ("m2", 30.0))
+        for w in ("training_16bit", "inference_16bit")
+    ]  # fmt: skip
+    params = ModelParameters(reference_gpu="g0")
+    out = relative_performance(debiased_frame(rows), gpus, params, DAY)
+    by = {(r["workload"], r["gpu_id"]): r for r in out.iter_rows(named=True)}
+    ref = by[("training_16bit", "g0")]
+    assert (ref["value"], ref["value_low"], ref["value_high"]) == pytest.approx((1, 1, 1))
+    for i in range(1, 10):
+        r = by[("training_16bit", f"g{i}")]
+        assert r["value_low"] < r["value"] < r["value_high"]
+        assert r["interval_method"].startswith("least-squares standard error, t(")
+    new = by[("training_16bit", "new")]
+    assert new["method"] == "estimated"
+    assert new["value_low"] <= new["value"] <= new["value_high"]
+    assert "leave-one-GPU-out" in new["interval_method"]
+    # 8-bit keeps the 16-bit interval (ampere: no 8-bit speedup).
+    e16, e8 = by[("inference_16bit", "g3")], by[("inference_8bit", "g3")]
+    assert (e8["value_low"], e8["value_high"]) == pytest.approx(
+        (e16["value_low"], e16["value_high"])
+    )
+
+
+def test_noise_free_measurements_have_zero_width_intervals():
+    gpus = spec_catalog(3)
+    rows = [
+        {"workload": "training_16bit", "gpu_id": f"g{i}", "model": m,
+         "throughput_per_gpu": k * true_perf(gpus, f"g{i}")}
+        for i in range(3)
+        for m, k in (("m1", 100.0), ("m2", 30.0))
+    ]  # fmt: skip
+    out = relative_performance(
+        debiased_frame(rows), gpus, ModelParameters(reference_gpu="g0"), DAY
+    ).filter(pl.col("workload") == "training_16bit")
+    g2 = out.filter(pl.col("gpu_id") == "g2").row(0, named=True)
+    assert g2["value"] == pytest.approx(true_perf(gpus, "g2") / true_perf(gpus, "g0"))
+    assert g2["value_low"] == pytest.approx(g2["value"]) == pytest.approx(g2["value_high"])
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+def test_multi_gpu_prediction_with_fitted_efficiency_beats_dividing_by_n():
+    rows, gpus = determined_fixture()
+    predictions = multi_gpu_predictions(rows, gpus, PARAMS)
+    assert predictions.height == 8
+    # Every GPU scales at exactly 0.8: the leave-one-GPU-out fit predicts it exactly,
+    # dividing by n is 20 % off (0.8 t_1) and Dettmers' 0.86 is 1 - 0.8/0.86 off.
+    assert predictions["ape_fitted"].to_list() == pytest.approx([0.0] * 8, abs=1e-12)
+    assert predictions["ape_naive"].to_list() == pytest.approx([0.2] * 8)
+    assert predictions["ape_dettmers"].to_list() == pytest.approx([1 - 0.8 / 0.86] * 8)
+    checks = {(r["subject"], r["metric"]): r for r in multi_gpu_checks(predictions)}
+    row = checks[("all pairs", "median_ape_fitted_vs_divide_by_n")]
+    assert row["value"] == pytest.approx(0.0, abs=1e-12)
+    assert row["reference_value"] == pytest.approx(0.2)
+    assert row["n"] == 8 and "8 pairs on 8 GPUs" in row["detail"]
+
+
+def test_a100_v100_speedup_is_debiased_per_class():
+    # Two tables measuring both GPUs at their own batch sizes; with the batch correction the
+    # A100/V100 ratio is its true 1.5x, without it larger.
+    gpus = catalog(
+        [
+            {"gpu_id": "a100-sxm4-40gb", "memory_bandwidth_gbs": 1555.0,
+             "fp16_tensor_tflops": 312.0},
+            {"gpu_id": "v100-sxm2-16gb", "memory_bandwidth_gbs": 900.0,
+             "fp16_tensor_tflops": 125.0},
+        ]
+    )  # fmt: skip
+    rows = bench(
+        [
+            {"gpu_id": "a100-sxm4-40gb", "batch_size_per_gpu": 256,
+             "throughput": 150.0 * 1.136**2},
+            {"gpu_id": "v100-sxm2-16gb", "batch_size_per_gpu": 64, "throughput": 100.0},
+            {"gpu_id": "a100-sxm4-40gb", "model": "m2", "batch_size_per_gpu": 256,
+             "throughput": 15.0 * 1.136**2},
+            {"gpu_id": "v100-sxm2-16gb", "model": "m2", "batch_size_per_gpu": 64,
+             "throughput": 10.0},
+        ]
+    )  # fmt: skip
+    checks = {r["metric"]: r for r in a100_v100_checks(rows, gpus, PARAMS, DAY)
+              if r["subject"].startswith("cnn")}  # fmt: skip
+    assert checks["speedup_dettmers_constants"]["value"] == pytest.approx(1.5)
+    assert checks["speedup_no_batch_correction"]["value"] == pytest.approx(1.5 * 1.136**2)
+    assert checks["speedup"]["reference_value"] == 1.45
+    assert "Tables measuring both" in checks["speedup"]["detail"]
+
+
+def test_model_validation_has_every_check_with_a_detail():
+    rows, gpus = determined_fixture()
+    constants = fit_constants(rows, gpus, PARAMS)
+    debiased = debias(rows, PARAMS, DAY, constants, gpus)
+    out = model_validation(rows, gpus, debiased, mark_used(constants, debiased), PARAMS, DAY)
+    assert {"batch_gain", "multi_gpu_prediction", "spec_estimator_logo"} <= set(out["check_name"])
+    assert out["detail"].null_count() == 0 and (out["detail"].str.len_chars() > 20).all()
+    assert set(out["run_date"]) == {DAY}
+
+
+# --- the bundled snapshot, end to end ------------------------------------------------------
+
+
+def test_pipeline_stores_constants_and_validation_figures(built):
+    con = open_published(built.published)
+    try:
+        constants = con.sql("SELECT * FROM model_constants").pl()
+        validation = con.sql("SELECT * FROM model_validation").pl()
+        debiased = con.sql("SELECT * FROM benchmark_debiased").pl()
+        relative = con.sql("SELECT * FROM relative_performance").pl()
+    finally:
+        con.close()
+    # Dettmers' constants beside fitted ones, each fit with the data it used.
+    dettmers = constants.filter(pl.col("parameter_set") == "dettmers")
+    assert dict(zip(dettmers["key"], dettmers["value"], strict=False))["cnn"] == 0.136
+    fitted = constants.filter(pl.col("parameter_set") == "fitted")
+    assert {"cnn", "transformer"} <= set(fitted["key"])
+    assert (fitted["n"] > 0).all() and (fitted["data_used"].str.len_chars() > 0).all()
+    assert set(validation["check_name"]) >= {
+        "batch_gain",
+        "multi_gpu_prediction",
+        "spec_estimator_logo",
+        "a100_vs_v100",
+    }
+    speedups = validation.filter(pl.col("check_name") == "a100_vs_v100")
+    assert set(speedups["reference_value"]) == {1.45, 1.70}
+    # Every debiased row says which constants it applied; every used constant is applied.
+    assert debiased["efficiency_source"].null_count() == 0
+    used = constants.filter(pl.col("used"))
+    applied = set(debiased["efficiency_source"]) | set(debiased["batch_gain_source"].drop_nulls())
+    assert set(used["parameter_set"] + ":" + used["key"]) == applied
+    # Intervals bracket every relative-performance value.
+    bounded = relative.filter(pl.col("value_low").is_not_null())
+    assert bounded.height == relative.height
+    assert (bounded["value_low"] <= bounded["value"] * (1 + 1e-9)).all()
+    assert (bounded["value"] <= bounded["value_high"] * (1 + 1e-9)).all()
