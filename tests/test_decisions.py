@@ -1,10 +1,16 @@
 """The decision tables in the published warehouse, built from the bundled snapshot."""
 
 import json
+import shutil
 
+import dagster as dg
+import duckdb
 import polars as pl
 import pytest
+from dagster_duckdb import DuckDBResource
 
+from pipeline.defs.model.decisions import sensitivity
+from pipeline.defs.resources import GpuvalueSettings
 from pipeline.model.parameters import ModelParameters
 from tests.conftest import build
 from warehouse.publish import open_published
@@ -107,3 +113,27 @@ def test_electricity_price_from_environment_and_years_from_run_config(built, tmp
     assert both["total_cost_usd_dear"].to_list() == pytest.approx(expected.to_list())
     assert (both["perf_per_dollar_dear"] != both["perf_per_dollar"]).all()
     assert got["recommendations"].height > 0
+
+
+def test_dagster_run_config_sets_model_parameters(built, tmp_path):
+    """The settings resource's parameter_overrides, given as run config at launch."""
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(built.warehouse, db)
+    result = dg.materialize(
+        [sensitivity],
+        resources={
+            "settings": GpuvalueSettings.configure_at_launch(),
+            "warehouse": DuckDBResource(database=str(db)),
+        },
+        run_config={
+            "resources": {"settings": {"config": {"parameter_overrides": {"utilization": "0.35"}}}}
+        },
+    )
+    assert result.success
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        defaults = con.sql("SELECT DISTINCT parameter, default_value FROM sensitivity").fetchall()
+    finally:
+        con.close()
+    assert ("utilization", 0.35) in defaults
+    assert ("electricity_usd_per_kwh", 0.175) in defaults
