@@ -20,7 +20,8 @@ GPU_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MARKETS = frozenset({"new", "used"})
 PRICE_TYPES = frozenset({"on_demand", "spot", "reserved_1y", "reserved_3y"})
 TASKS = frozenset({"training", "inference"})
-PRECISIONS = frozenset({"fp32", "tf32", "fp16", "bf16", "fp8", "int8"})
+# "mixed": the source does not say which (MLPerf Training: AMP/bf16/fp8 by submitter).
+PRECISIONS = frozenset({"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "mixed"})
 WORKLOAD_CLASSES = frozenset({"cnn", "transformer", "rnn"})
 
 
@@ -75,7 +76,11 @@ def read_gpu_specs(path: str | Path) -> pl.DataFrame:
 
 
 def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
-    """Published throughput figures transcribed into our format, one row per measurement."""
+    """Published throughput figures transcribed into our format, one row per measurement.
+
+    The key includes the citation: MLPerf publishes many systems with the same GPU, count
+    and batch size in one round, each its own result (sources/data/benchmarks/MANIFEST.md).
+    """
     columns = [
         Column("source"),
         _gpu_column(gpu_ids),
@@ -100,6 +105,7 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
         "num_gpus",
         "batch_size_per_gpu",
         "software_era",
+        "citation",
     )
     return read_table(path, columns, unique=key)
 

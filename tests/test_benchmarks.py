@@ -75,6 +75,7 @@ def one(records, **where):
         ("NVIDIA Blackwell GPU (B200-SXM-180GB)", "b200"),
         ("AMD Instinct MI300X-NPS1-SPX-192GB-750W", "mi300x"),
         ("NVIDIA L4-PCIe-24GB", "l4"),
+        ("AMD Instinct MI355X", "mi355x"),
         # No spec row: reported as unknown, never mapped to a neighbour.
         ("NVIDIA Blackwell GPU (GB200)", None),
         ("NVIDIA GH200 Grace Hopper Superchip 144GB", None),
@@ -485,10 +486,16 @@ def test_asset_loads_bundled_and_inbox_with_flags(tmp_path):
         "AND num_gpus = 8"
     ) == [("super_linear",)]
     before = q("SELECT count(*) FROM benchmark_results")[0][0]
+    # The fixtures' MLPerf training round is v4.0: it supersedes the bundled v4.0 rows.
+    superseded = q(
+        "SELECT count(*) FROM benchmark_results WHERE source = 'mlperf' "
+        "AND software_era IN ('mlperf-training-v4.0', 'mlperf-inference-v4.1')"
+    )[0][0]
+    assert superseded > 0
     con.close()
 
-    # Drop the fixtures into the inbox: the lambda-test table is added (no bundled era to
-    # supersede), the DLE/MLPerf tables too; the rerun replaces, it does not append.
+    # Drop the fixtures into the inbox: their tables are added, an inbox table replaces the
+    # bundled rows of its source and era, and the rerun replaces, it does not append.
     shutil.copytree(FIXTURES, data / "benchmarks" / "inbox")
     assert materialize(data, tmp_path / "w.duckdb").success
     con = connect(tmp_path / "w.duckdb")
@@ -503,7 +510,7 @@ def test_asset_loads_bundled_and_inbox_with_flags(tmp_path):
     ).fetchall()
     con.close()
     assert missing == [(None, "missing")]
-    assert after == before + sum(n for _, n in added)
+    assert after == before - superseded + sum(n for _, n in added)
     assert [f for f, _ in added] == [
         "lambda-csv/lambda-test/pytorch-train-throughput-fp16.csv",
         "mlperf/summary_results.json",
@@ -558,3 +565,30 @@ def test_batch_sweeps_compare_each_gpu_count_at_the_same_batch_size():
     assert out.filter(pl.col("batch_size_per_gpu") < 256)["flags"].to_list() == [""] * 4
     flag, detail = flags_of(out, batch_size_per_gpu=256)
     assert flag == "batch_changed" and "batch 256/GPU vs 64 or 128/GPU on 1 GPU(s)" in detail
+
+
+def test_mlperf_systems_of_one_round_form_one_table():
+    # Each MLPerf result has its own citation; the round is the table, so the 64-GPU system
+    # is compared with the 8-GPU one (different citations) and its scaling is flagged.
+    rows = table(
+        [
+            {
+                "source": "mlperf",
+                "software_era": "mlperf-training-v4.0",
+                "citation": f"r/{n}",
+                "gpu_id": "h100",
+                "model": "resnet50",
+                "num_gpus": n,
+                "batch_size_per_gpu": 400,
+                "throughput": value,
+                "precision": "mixed",
+                "unit": "trainings/h",
+            }
+            for n, value in [(8, 4.0), (64, 40.0)]
+        ]
+    )
+    flag, detail = flags_of(flag_benchmarks(rows), num_gpus=64)
+    assert flag == "super_linear" and "64 GPUs give 1.25x" in detail
+    # The same two rows from a source whose citation is its table are not compared.
+    other = rows.with_columns(source=pl.lit("lambda"))
+    assert set(flag_benchmarks(other)["flags"]) == {""}

@@ -19,7 +19,8 @@ Suspect figures are kept and flagged, never dropped; the model ignores flagged r
   for the model, so a GPU that is simply fast is never an outlier.
 
 A "table" is one source x era x citation x task x precision: the figures measured the
-same way.
+same way. MLPerf cites each system's result separately, so there the table is the round
+(source x era x task x precision): systems of one round are compared with each other.
 """
 
 import math
@@ -29,7 +30,9 @@ import polars as pl
 SUPER_LINEAR_TOLERANCE = 1.05
 OUTLIER_FACTOR = 3.0
 PARSE_FLAGS = ("missing", "no_batch_size")
-TABLE = ["source", "software_era", "citation", "task", "precision"]
+TABLE = ["source", "software_era", "_table", "task", "precision"]
+# Sources whose citation names one system's result, not a table: their table is the round.
+ROUND_IS_TABLE = ("mlperf",)
 
 
 def _nonempty(expr: pl.Expr) -> pl.Expr:
@@ -63,6 +66,9 @@ def flag_benchmarks(
         .list.eval(pl.element().filter(~pl.element().str.starts_with("[")))
     )
     frame = rows.with_row_index("_row").with_columns(
+        _table=pl.when(pl.col("source").is_in(ROUND_IS_TABLE))
+        .then(pl.lit(""))
+        .otherwise(pl.col("citation")),
         _parse_flags=keep,
         _parse_detail=detail_keep,
         _valid=pl.col("throughput").is_not_null() & (pl.col("throughput") > 0),

@@ -61,6 +61,8 @@ def gpu_id_for(name: str, known: frozenset[str] | None = None) -> str | None:
         return None  # Grace-Blackwell superchips, B300 and non-GPU accelerators: no spec row
     amd = re.search(r"\bMI(\d{3}X?)\b", text, re.IGNORECASE)
     gpu = canonical_gpu(f"MI{amd.group(1).upper()}") if amd else None
+    if amd and gpu is None and known is not None and f"mi{amd.group(1).lower()}" in known:
+        gpu = f"mi{amd.group(1).lower()}"  # Instinct ids are the model number (mi355x)
     if gpu is None and not amd:
         # MLPerf writes "A100-SXM4-80GB", "H100-SXM5-80GB", "B200-SXM-180GB": split on '-'.
         gpu = canonical_gpu(text) or canonical_gpu(text.replace("-", " "))
