@@ -4,7 +4,6 @@ import dataclasses
 import datetime as dt
 import math
 
-import numpy as np
 import polars as pl
 import pytest
 
@@ -14,6 +13,7 @@ from pipeline.model.fit import (
     fit_constants,
     fit_scaling_efficiency,
     mark_used,
+    median_interval,
     scaling_pairs,
     t975,
 )
@@ -229,19 +229,21 @@ def test_scaling_pairs_match_equal_batch_and_drop_super_linear_and_lambda_bert()
     assert pairs["efficiency"].to_list() == pytest.approx([0.75, 0.8, 0.9, 0.85])
 
 
-def test_scaling_efficiency_averages_gpus_in_logs_with_a_t_interval():
+def test_scaling_efficiency_is_the_median_over_gpus_of_each_gpus_median():
     rows, gpus = scaling_rows()
     fits = {r["key"]: r for r in fit_scaling_efficiency(scaling_pairs(rows, gpus)).to_dicts()}
-    x = (math.log(0.9) + math.log(0.8)) / 2
-    y = math.log(0.85)
-    mean = (x + y) / 2
-    assert fits["8|nvlink"]["value"] == pytest.approx(math.exp(mean))
-    half = t975(1) * np.std([x, y], ddof=1) / math.sqrt(2)
-    assert fits["8|nvlink"]["ci_low"] == pytest.approx(math.exp(mean - half))
-    assert fits["8|nvlink"]["ci_high"] == pytest.approx(min(1.0, math.exp(mean + half)))
+    # x: median(0.9, 0.8) = 0.85; y: 0.85. Two GPUs are too few for a 95 % interval.
+    assert fits["8|nvlink"]["value"] == pytest.approx(0.85)
+    assert fits["8|nvlink"]["ci_low"] is None
     assert (fits["8|nvlink"]["n"], fits["8|nvlink"]["n_gpus"]) == (3, 2)
-    # One GPU: a value but no interval.
     assert fits["4|pcie"]["value"] == pytest.approx(0.75) and fits["4|pcie"]["ci_low"] is None
+
+
+def test_median_interval_uses_binomial_order_statistics():
+    assert median_interval([0.9, 0.8, 0.7, 0.95, 0.85]) is None
+    # Six values: (min, max) covers 1 - 2/64 = 96.9 %; nine: the 2nd and 8th values.
+    assert median_interval([6, 1, 5, 2, 4, 3]) == (1, 6)
+    assert median_interval(list(range(9))) == (1, 7)
 
 
 # --- which constants drive the debiasing -------------------------------------------------------

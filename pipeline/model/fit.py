@@ -13,8 +13,10 @@ Two constants are fitted, each beside Dettmers' value (docs/methodology.md, sect
   that report the same GPU, model, precision and table at 1 and n GPUs *at the same
   per-GPU batch size* (so the batch size does not confound it): e = t_n / (n * t_1).
   The interconnect proxy is the spec sheet's form factor (SXM/OAM/superchip boards use
-  NVLink, PCIe cards mostly do not). Pairs are averaged in logs per GPU first, and the
-  interval is a t interval over GPUs, because pairs of one GPU share its machine.
+  NVLink, PCIe cards mostly do not). The estimate is the median over GPUs of each GPU's
+  median efficiency (robust to the few configurations that scale very badly), with a
+  distribution-free order-statistic 95 % interval over GPUs (pairs of one GPU share a
+  machine, so GPUs are the independent units).
 
 Which set drives the results is `ModelParameters.constants`: 'dettmers', 'fitted' (fitted
 wherever a fit exists) or 'auto' (the default: a fitted constant only where it is well
@@ -212,23 +214,44 @@ def efficiency_key(n: int, interconnect: str | None) -> str:
     return f"{n}|{interconnect}" if interconnect else str(n)
 
 
-def _gpu_mean_interval(pairs: pl.DataFrame) -> dict:
-    """exp(mean over GPUs of the GPU's mean log efficiency), t interval over GPUs."""
-    per_gpu = pairs.group_by("gpu_id").agg(pl.col("efficiency").log().mean().alias("m"))["m"]
-    values = per_gpu.to_numpy()
-    mean = float(np.mean(values))
-    low = high = None
-    if len(values) >= 2:
-        half = t975(len(values) - 1) * float(np.std(values, ddof=1)) / math.sqrt(len(values))
-        low, high = math.exp(mean - half), min(1.0, math.exp(mean + half))
-    return {"value": math.exp(mean), "ci_low": low, "ci_high": high, "n_gpus": len(values)}
+def median_interval(values: list[float]) -> tuple[float, float] | None:
+    """Distribution-free 95 % interval for a median: order statistics x_(j), x_(m+1-j).
+
+    j is the largest rank with P(Binomial(m, 1/2) < j) <= 2.5 %; with fewer than 6 values
+    even (min, max) covers less than 95 %, so there is no interval.
+    """
+    x = sorted(values)
+    m = len(x)
+    below, j = 0.0, 0
+    while True:
+        below += math.comb(m, j) / 2**m  # P(Binomial < j + 1)
+        if below > 0.025:
+            break
+        j += 1
+    return (x[j - 1], x[m - j]) if j >= 1 else None
+
+
+def _gpu_median_interval(pairs: pl.DataFrame) -> dict:
+    """Median over GPUs of each GPU's median efficiency, with an order-statistic interval.
+
+    Medians, not means: most 1-vs-n pairs scale almost linearly and a few configurations
+    scale very badly (e.g. TF2 Mask R-CNN on 8 GPUs, Lambda tacotron2); a mean would move
+    every GPU's correction toward those. Each GPU counts once, because its pairs share one
+    machine.
+    """
+    per_gpu = pairs.group_by("gpu_id").agg(pl.col("efficiency").median().alias("m"))["m"]
+    values = per_gpu.to_list()
+    interval = median_interval(values)
+    low, high = interval if interval else (None, None)
+    return {"value": float(np.median(values)), "ci_low": low, "ci_high": high,
+            "n_gpus": len(values)}  # fmt: skip
 
 
 def fit_scaling_efficiency(pairs: pl.DataFrame) -> pl.DataFrame:
     """Fitted e_n per (GPU count, interconnect) from `scaling_pairs`."""
     out = []
     for (n, link), part in sorted(pairs.group_by("n", "interconnect"), key=lambda kv: kv[0]):
-        fit = _gpu_mean_interval(part)
+        fit = _gpu_median_interval(part)
         used = (
             f"{part.height} 1-vs-{n}-GPU pairs at equal per-GPU batch size on {fit['n_gpus']} "
             f"{link} GPUs ({', '.join(sorted(set(part['gpu_id'])))}); models "
