@@ -10,12 +10,18 @@ across tables (and so across software eras) directly. GPUs that share no table w
 reference's set are placed on the common scale through an anchor (below), keeping their
 measured ratios to each other.
 
-Anchors and estimates, training: GPUs with no benchmark get p from their specs, by a fit of
-    p = a + b * log(memory bandwidth) + c * log(fp16 tensor TFLOPS)
-on the measured GPUs (Dettmers scaled untested cards linearly by these specs, A54, B106).
+Anchors and estimates, training: GPUs with no benchmark get p from their specs. Candidate
+estimators (SPEC_MODELS: Dettmers' fixed 0.5/0.5 scaling by memory bandwidth and fp16 tensor
+TFLOPS, A54, B106; fitted elasticities; + L2 cache; + architecture offsets) are compared by
+leave-one-GPU-out error on the measured GPUs and the best one is used.
 Anchors and estimates, inference: the GPU's training value (public inference tables cover
 too few GPUs for a spec fit); an unmeasured GPU is its training value times the median
 inference/training ratio of the measured GPUs.
+
+Intervals (value_low, value_high, 95 %): measured GPUs from the least-squares covariance of
+the two-way fit (t on its residual degrees of freedom); GPUs placed through an anchor add
+the anchor's error; estimated GPUs take the spec estimator's leave-one-GPU-out error range
+(training) or the training interval combined with the spread of inference/training ratios.
 
 8-bit inference: FP8 tensor throughput on Ada, Hopper and Blackwell; older GPUs run 8-bit at
 about their 16-bit speed (B536-553). v0 derives it from 16-bit inference with that rule.
@@ -29,7 +35,7 @@ import polars as pl
 from pipeline.model.fit import t975
 from pipeline.model.parameters import ModelParameters
 
-FP8_ARCHITECTURES = ("ada", "hopper", "blackwell", "cdna3")
+FP8_ARCHITECTURES = ("ada", "hopper", "blackwell", "cdna3", "cdna4")
 
 
 def _components(pairs: list[tuple[str, str]]) -> dict[str, str]:
