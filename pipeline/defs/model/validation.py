@@ -61,3 +61,37 @@ def model_validation(
             ),
         }
     )
+
+
+@dg.asset_check(
+    asset="relative_performance",
+    description="Every 95 % interval brackets its value and the reference GPU is exactly 1.",
+)
+def relative_performance_intervals(
+    settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.AssetCheckResult:
+    """value_low <= value <= value_high wherever an interval exists; count the missing."""
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        rows = con.sql(
+            "SELECT gpu_id, workload, value, value_low, value_high, reference_gpu "
+            "FROM relative_performance WHERE run_date = ?",
+            params=[run_date],
+        ).pl()
+    bounded = rows.filter(pl.col("value_low").is_not_null() & pl.col("value_high").is_not_null())
+    tolerance = 1e-9
+    outside = bounded.filter(
+        (pl.col("value_low") > pl.col("value") * (1 + tolerance))
+        | (pl.col("value") > pl.col("value_high") * (1 + tolerance))
+    )
+    reference = bounded.filter(
+        (pl.col("gpu_id") == pl.col("reference_gpu"))
+        & ((pl.col("value_high") - pl.col("value_low")).abs() > tolerance)
+    )
+    problems = [f"{g} {w}: interval does not bracket the value" for g, w, *_ in outside.rows()]
+    problems += [f"{g} {w}: reference has a non-zero interval" for g, w, *_ in reference.rows()]
+    return dg.AssetCheckResult(
+        passed=not problems,
+        description="; ".join(problems) if problems else "ok",
+        metadata={"rows": rows.height, "without_interval": rows.height - bounded.height},
+    )
