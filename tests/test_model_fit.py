@@ -3,6 +3,8 @@
 import dataclasses
 import datetime as dt
 import math
+import os
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -29,6 +31,7 @@ from pipeline.model.validation import (
     multi_gpu_checks,
     multi_gpu_predictions,
 )
+from sources.bundled import DATA_DIR, read_benchmark_figures
 from warehouse.publish import open_published
 
 DAY = dt.date(2026, 5, 20)
@@ -511,3 +514,35 @@ def test_pipeline_stores_constants_and_validation_figures(built):
     assert bounded.height == relative.height
     assert (bounded["value_low"] <= bounded["value"] * (1 + 1e-9)).all()
     assert (bounded["value"] <= bounded["value_high"] * (1 + 1e-9)).all()
+
+
+# --- traceability of the transcribed batch sweeps --------------------------------------------
+
+REALDATA = os.environ.get("GPUVALUE_REALDATA")
+
+
+@pytest.mark.skipif(not REALDATA, reason="GPUVALUE_REALDATA is not set")
+def test_every_batch_sweep_figure_is_in_the_cited_dle_readme_table():
+    tidy_path = Path(REALDATA) / "benchmarks" / "nvidia_dle" / "dle_perf_tidy.csv"
+    if not tidy_path.exists():
+        pytest.skip(f"{tidy_path} is not in this copy of realdata")
+    ours = read_benchmark_figures(DATA_DIR / "benchmarks" / "batch_sweeps.csv", None)
+    tidy = pl.read_csv(tidy_path, infer_schema_length=0).filter(
+        (pl.col("kind") == "training") & (pl.col("precision") == "mixed")
+    )
+    system = {
+        "v100-sxm2-16gb": "(8x V100 16GB)",
+        "a100-sxm4-80gb": "(8x A100 80GB)",
+        "a100-sxm4-40gb": "(8x A100 40GB)",
+    }
+    for row in ours.iter_rows(named=True):
+        readme = row["citation"].split(" ")[1].split("@")[0]
+        match = tidy.filter(
+            (pl.col("readme_path") == readme)
+            & pl.col("system_heading").str.contains(system[row["gpu_id"]], literal=True)
+            & (pl.col("gpus") == str(row["num_gpus"]))
+            & (pl.col("batch_size_per_gpu") == str(row["batch_size_per_gpu"]))
+        )
+        values = [float(v) for v in match["throughput"]]
+        assert any(v == pytest.approx(row["throughput"]) for v in values), row
+    assert ours.height == 57
