@@ -15,6 +15,9 @@ EXPECTED_ASSETS = {
     "model_validation",
     "perf_per_dollar",
     "cloud_vs_buy",
+    "cloud_perf_per_dollar",
+    "sensitivity",
+    "recommendations",
     "charts",
     "report",
     "site",
@@ -92,6 +95,9 @@ def test_warehouse_writers_share_one_pool():
         "model_validation",
         "perf_per_dollar",
         "cloud_vs_buy",
+        "cloud_perf_per_dollar",
+        "sensitivity",
+        "recommendations",
         "published_warehouse",
     }
     pools = {

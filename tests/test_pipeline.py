@@ -69,6 +69,8 @@ def test_bundled_snapshot_meets_the_foundation_floor(built):
         assert set(con.sql("SELECT DISTINCT system_gpus FROM perf_per_dollar").fetchall()) == {
             (1,),
             (2,),
+            (4,),
+            (8,),
         }
     finally:
         con.close()
