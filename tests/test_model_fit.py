@@ -6,6 +6,7 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -27,6 +28,7 @@ from pipeline.model.performance import (
 )
 from pipeline.model.validation import (
     a100_v100_checks,
+    inference_bridge_checks,
     model_validation,
     multi_gpu_checks,
     multi_gpu_predictions,
@@ -546,3 +548,22 @@ def test_every_batch_sweep_figure_is_in_the_cited_dle_readme_table():
         values = [float(v) for v in match["throughput"]]
         assert any(v == pytest.approx(row["throughput"]) for v in values), row
     assert ours.height == 57
+
+
+def test_inference_bridge_is_exact_when_inference_tracks_training():
+    speeds = {"g0": 1.0, "g1": 2.0, "g2": 3.0}
+    rows = [
+        {"workload": w, "gpu_id": g, "model": "m", "throughput_per_gpu": k * v}
+        for g, v in speeds.items()
+        for w, k in (("training_16bit", 10.0), ("inference_16bit", 70.0))
+    ]
+    checks = {r["metric"]: r for r in inference_bridge_checks(debiased_frame(rows), "g0")}
+    assert checks["median_ape"]["value"] == pytest.approx(0.0, abs=1e-12)
+    assert checks["median_ape"]["n"] == 3
+    # g2 infers twice as fast relative to training: predicted from g0 and g1 it is 50 % off,
+    # and g0, g1 are each predicted from a median between their own ratio and g2's (sqrt 2).
+    rows[-1]["throughput_per_gpu"] *= 2
+    checks = {r["metric"]: r for r in inference_bridge_checks(debiased_frame(rows), "g0")}
+    errors = np.array([math.sqrt(2) - 1, math.sqrt(2) - 1, 0.5])
+    assert checks["median_ape"]["value"] == pytest.approx(math.sqrt(2) - 1)
+    assert checks["p90_ape"]["value"] == pytest.approx(float(np.quantile(errors, 0.9)))

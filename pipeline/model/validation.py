@@ -7,7 +7,8 @@ Four checks (docs/methodology.md, "Validation"), one table `model_validation`:
   efficiency (leave-one-GPU-out: the GPU's own pairs are not in the fit that predicts them)
   against plain division by n and against Dettmers' constants.
 - spec_estimator_logo: leave-one-GPU-out error of each spec-based estimator candidate on
-  the measured GPUs (median and 90th-percentile absolute percentage error).
+  the measured GPUs (median and 90th-percentile absolute percentage error); and
+  inference_bridge_logo: the same for estimating inference from training.
 - a100_vs_v100: debiased A100/V100 16-bit training speedups for CNNs and transformers
   beside Dettmers' 1.45x (vision) and 1.70x (NLP), under each constant set.
 """
@@ -241,6 +242,53 @@ def spec_estimator_checks(debiased: pl.DataFrame, gpus: pl.DataFrame, reference:
     return out
 
 
+def inference_bridge_checks(debiased: pl.DataFrame, reference: str) -> list[dict]:
+    """Leave-one-GPU-out error of estimating 16-bit inference from 16-bit training.
+
+    An unmeasured GPU's inference value is its training value times the median
+    inference/training ratio of the measured GPUs (performance.inference_16bit); here each
+    GPU measured in both is predicted from the other GPUs' ratios.
+    """
+    training = training_measured_set(debiased, reference).select("gpu_id", t="log_perf")
+    rows = debiased.filter(pl.col("workload") == "inference_16bit").select(
+        "gpu_id",
+        "throughput_per_gpu",
+        table=pl.concat_str(
+            "source", "software_era", "citation", "model", "precision", separator="|"
+        ),
+    )
+    # Within one connected set of inference tables the ratios are comparable; across sets
+    # they differ by the sets' free constants, so each GPU is predicted from its own set.
+    inference = fit_log_performance(rows, reference)
+    both = inference.select("gpu_id", "component", i="log_perf").join(training, on="gpu_id")
+    errors: dict[str, float] = {}
+    for (_,), part in both.group_by("component"):
+        if part.height < 3:
+            continue
+        offsets = dict(zip(part["gpu_id"], (part["i"] - part["t"]).to_list(), strict=True))
+        for g, own in offsets.items():
+            others = [o for h, o in offsets.items() if h != g]
+            errors[g] = abs(float(np.exp(np.median(others) - own)) - 1)
+    if not errors:
+        return []
+    values = np.array(list(errors.values()))
+    median, p90 = float(np.median(values)), float(np.quantile(values, 0.9))
+    detail = (
+        f"16-bit inference of {len(errors)} GPUs measured in both workloads "
+        f"({', '.join(sorted(errors))}), each predicted as its training value times the "
+        f"median inference/training ratio of the others in its set of inference tables: "
+        f"median absolute error "
+        f"{_pct(median)}, 90th percentile {_pct(p90)}. This is how unmeasured GPUs get "
+        f"their inference value."
+    )
+    return [
+        _row("inference_bridge_logo", "training x median ratio", "median_ape", median, detail,
+             n=len(errors)),
+        _row("inference_bridge_logo", "training x median ratio", "p90_ape", p90, detail,
+             n=len(errors)),
+    ]  # fmt: skip
+
+
 # --- A100 versus V100 -----------------------------------------------------------------------
 
 
@@ -357,6 +405,7 @@ def model_validation(
     rows = batch_gain_checks(constants, params)
     rows += multi_gpu_checks(multi_gpu_predictions(results, gpus, params))
     rows += spec_estimator_checks(debiased, gpus, params.reference_gpu)
+    rows += inference_bridge_checks(debiased, params.reference_gpu)
     rows += a100_v100_checks(results, gpus, params, run_date)
     frame = pl.DataFrame(
         [{k: r.get(k) for k in SCHEMA if k != "run_date"} for r in rows],
