@@ -1,6 +1,6 @@
 """`python -m sources parse lambda-csv|nvidia-dle|mlperf <file>`: one JSON object per figure.
 
-Keys: gpu, gpu_name, model, precision, num_gpus, batch_size_per_gpu, throughput, unit,
+Keys: gpu, gpu_name, model, task, precision, num_gpus, batch_size_per_gpu, throughput, unit,
 flags (the parse-time flags; cross-row flags need the whole set, see `flags`), plus format
 extras (MLPerf: minutes, round/scenario). A summary with skipped and unknown-GPU counts goes
 to stderr.

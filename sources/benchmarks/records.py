@@ -47,6 +47,7 @@ class BenchmarkRecord:
             "gpu": self.gpu,
             "gpu_name": self.gpu_name,
             "model": self.model,
+            "task": self.task,
             "precision": self.precision,
             "num_gpus": self.num_gpus,
             "batch_size_per_gpu": self.batch_size_per_gpu,
