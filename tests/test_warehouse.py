@@ -4,7 +4,15 @@ import duckdb
 import polars as pl
 import pytest
 
-from warehouse.db import connect, migrate, migrations, replace_rows, row_counts, schema_version
+from warehouse.db import (
+    connect,
+    migrate,
+    migrations,
+    replace_rows,
+    row_counts,
+    schema_version,
+    table_columns,
+)
 from warehouse.publish import open_published, publish
 
 CORE_TABLES = {
@@ -37,6 +45,24 @@ def test_migrations_create_every_table_once(tmp_path):
     assert migrate(con) == []  # already up to date
     versions = con.sql("SELECT version FROM schema_version ORDER BY version").fetchall()
     assert [v for (v,) in versions] == [v for v, _, _ in migrations()]
+
+
+def test_a_migration_numbered_below_an_applied_one_is_still_applied(tmp_path):
+    # Two branches can land migrations in either order: a warehouse that has 001-003 and
+    # 005 recorded must still get 004 (here: the gpus provenance columns), not skip it.
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    migrate(con)
+    con.sql("DROP TABLE spec_conflicts")
+    con.sql("DELETE FROM schema_version WHERE version = 4")
+    for column in [
+        c for c in table_columns(con, "gpus") if c.endswith("_source") and c != "source"
+    ]:
+        con.sql(f"ALTER TABLE gpus DROP COLUMN {column}")
+    con.sql("DROP TABLE gpu_spec_sources")
+    con.sql("DROP TABLE spec_inputs")
+    assert migrate(con) == [4]
+    assert "spec_conflicts" in row_counts(con)
+    assert "memory_gb_source" in table_columns(con, "gpus")
 
 
 def test_replace_rows_is_idempotent(tmp_path):

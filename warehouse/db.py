@@ -40,15 +40,20 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
-    """Apply every pending migration, each in its own transaction; return the versions applied."""
+    """Apply every pending migration, each in its own transaction; return the versions applied.
+
+    Pending means not recorded in `schema_version`, not just above the highest recorded
+    version: a migration numbered below one already applied (two branches landing in either
+    order) is still applied, so no warehouse silently misses a table.
+    """
     con.sql(
         "CREATE TABLE IF NOT EXISTS schema_version ("
         " version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
     )
-    current = schema_version(con)
+    done = {v for (v,) in con.sql("SELECT version FROM schema_version").fetchall()}
     applied = []
     for version, name, path in migrations():
-        if version <= current:
+        if version in done:
             continue
         con.sql("BEGIN TRANSACTION")
         try:

@@ -90,7 +90,13 @@ def resources() -> dg.Definitions:
 
 @contextmanager
 def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A migrated connection to the pipeline's warehouse."""
+    """A migrated connection to the pipeline's warehouse.
+
+    The file's folder is created first: DuckDB cannot create it, and the resource would
+    otherwise retry the failing connect with backoff for minutes before giving up.
+    """
+    if warehouse.database != ":memory:" and not warehouse.database.startswith("md:"):
+        Path(warehouse.database).parent.mkdir(parents=True, exist_ok=True)
     with warehouse.get_connection() as con:
         migrate(con)
         yield con

@@ -17,6 +17,7 @@ from pipeline.defs.resources import (
     run_date_for,
 )
 from reports.charts import perf_per_dollar_chart, relative_performance_chart, save_chart
+from reports.methodology import load_methodology_data, render_methodology_markdown
 from reports.report import load_report_data, render_markdown
 from reports.site import build_site
 from warehouse.publish import publish
@@ -63,8 +64,18 @@ def charts(
 @dg.asset(
     group_name="report",
     kinds={"markdown"},
-    deps=[charts, "cloud_vs_buy", "cloud_perf_per_dollar", "sensitivity", "recommendations"],
-    description="The run's Markdown report: top GPUs per workload, input ages, tables.",
+    deps=[
+        charts,
+        "cloud_vs_buy",
+        "cloud_perf_per_dollar",
+        "sensitivity",
+        "recommendations",
+        "model_validation",
+    ],
+    description=(
+        "The run's Markdown report (top GPUs per workload, recommendations, input ages) and "
+        "its methodology page (fitted constants, validation, spec conflicts, sensitivity)."
+    ),
 )
 def report(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
@@ -73,9 +84,13 @@ def report(
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
         data = load_report_data(con, run_date)
+        methodology = load_methodology_data(con, run_date)
     path = _build_dir(settings, run_date) / "report.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_markdown(data), encoding="utf-8")
+    path.with_name("methodology.md").write_text(
+        render_methodology_markdown(methodology), encoding="utf-8"
+    )
     oldest = data.freshness.sort("age_days", descending=True).row(0, named=True)
     context.log.info(f"report {run_date}: {path}")
     return dg.MaterializeResult(
@@ -107,6 +122,7 @@ def site(
         run_date,
         (build / "report.md").read_text(encoding="utf-8"),
         chart_files,
+        (build / "methodology.md").read_text(encoding="utf-8"),
     )
     context.log.info(f"site {run_date}: {index}")
     return dg.MaterializeResult(metadata={"run_date": str(run_date), "index": str(index)})

@@ -1,0 +1,311 @@
+"""The methodology page: the run's parameters, fitted constants, validation and data quality.
+
+Every figure on this page is read from the warehouse, where the pipeline computed it; none
+is typed in. The validation block is also kept in `docs/methodology.md` between two marker
+comments: `python -m reports.methodology --update-docs` rewrites it from a warehouse, and a
+test checks that the docs show what the pipeline computes from the bundled snapshot.
+"""
+
+import argparse
+import datetime as dt
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from reports.report import markdown_table
+
+BEGIN = "<!-- BEGIN generated: validation (python -m reports.methodology --update-docs) -->"
+END = "<!-- END generated: validation -->"
+
+
+@dataclass(frozen=True)
+class MethodologyData:
+    """What the methodology page shows, for one run date."""
+
+    run_date: dt.date
+    reference_gpu: str
+    parameters: dict
+    constants: pl.DataFrame
+    validation: pl.DataFrame
+    spec_conflicts: pl.DataFrame
+    benchmark_flags: pl.DataFrame
+    sensitivity: pl.DataFrame
+
+
+def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> MethodologyData:
+    """Read the run's constants, validation figures and the inputs' quality tables."""
+    run = con.sql(
+        "SELECT reference_gpu, parameters FROM model_runs WHERE run_date = ?", params=[run_date]
+    ).fetchall()
+    if not run:
+        raise ValueError(f"no model run for {run_date}: materialize the model first")
+
+    def for_run(table: str, order: str) -> pl.DataFrame:
+        return con.sql(
+            f"SELECT * FROM {table} WHERE run_date = ? ORDER BY {order}", params=[run_date]
+        ).pl()
+
+    flags = con.sql(
+        "SELECT source, flag, count(*) AS rows FROM ("
+        " SELECT source, unnest(string_split(flags, ',')) AS flag FROM benchmark_results"
+        " WHERE coalesce(flags, '') <> '') GROUP BY source, flag ORDER BY source, flag"
+    ).pl()
+    return MethodologyData(
+        run_date=run_date,
+        reference_gpu=run[0][0],
+        parameters=json.loads(run[0][1]),
+        constants=for_run("model_constants", "name, key, parameter_set"),
+        validation=for_run("model_validation", "check_name, subject, metric"),
+        spec_conflicts=con.sql("SELECT * FROM spec_conflicts ORDER BY gpu_id, field").pl(),
+        benchmark_flags=flags,
+        sensitivity=for_run("sensitivity", "parameter, value, workload, rank"),
+    )
+
+
+def _fmt(value: float, digits: int = 3) -> str:
+    """Numbers rounded for reading; the warehouse keeps full precision."""
+    return f"{value:.{digits}g}"
+
+
+def _formatted(frame: pl.DataFrame) -> pl.DataFrame:
+    """Floats to 3 significant digits, booleans to yes/no, and a dash for missing values."""
+    return frame.with_columns(
+        (
+            pl.col(c).map_elements(_fmt, return_dtype=pl.Utf8)
+            if t.is_float()
+            else pl.when(pl.col(c)).then(pl.lit("yes")).otherwise(pl.lit("no"))
+            if t == pl.Boolean
+            else pl.col(c).cast(pl.Utf8)
+        ).alias(c)
+        for c, t in frame.schema.items()
+    ).with_columns(pl.all().fill_null("–"))
+
+
+def render_validation_markdown(data: MethodologyData) -> str:
+    """The fitted constants and validation figures (the block shared with the docs)."""
+    out = [
+        f"Computed by the pipeline from the bundled snapshot (run date {data.run_date}; "
+        f"reference GPU {data.reference_gpu}).",
+        "",
+        "### Constants: Dettmers' and fitted",
+        "",
+        markdown_table(
+            _formatted(data.constants),
+            {
+                "name": "constant",
+                "key": "for",
+                "parameter_set": "set",
+                "value": "value",
+                "ci_low": "95 % low",
+                "ci_high": "95 % high",
+                "n": "n",
+                "used": "applied",
+                "detail": "detail",
+            },
+        ),
+        "",
+        "### Validation",
+        "",
+        markdown_table(
+            _formatted(data.validation),
+            {
+                "check_name": "check",
+                "subject": "subject",
+                "metric": "metric",
+                "value": "value",
+                "value_low": "95 % low",
+                "value_high": "95 % high",
+                "reference_value": "compared with",
+                "n": "n",
+                "detail": "detail",
+            },
+        ),
+    ]
+    return "\n".join(out)
+
+
+def _top3(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """The top-3 GPUs, in rank order, joined into one string per group."""
+    return (
+        frame.filter(pl.col("rank") <= 3)
+        .sort("rank")
+        .group_by(by, maintain_order=True)
+        .agg(top3=pl.col("gpu_id").str.join(", "))
+    )
+
+
+def sensitivity_summary(sensitivity: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """How the 1-GPU top 3 moves when one cost parameter varies.
+
+    Returns (per parameter: in how many workload x market x value cases the top-3 set
+    differs from the default's, and the largest rank change of any GPU; per value of each
+    parameter for 16-bit training: the top 3 there and whether it differs).
+    """
+    one = sensitivity.filter(pl.col("system_gpus") == 1)
+    keys = ["parameter", "value", "workload", "market"]
+    at_value = _top3(one, keys)
+    at_default = _top3(one.with_columns(rank=pl.col("rank_at_default")), keys).rename(
+        {"top3": "top3_default"}
+    )
+    both = at_value.join(at_default, on=keys).with_columns(
+        changed=pl.col("top3").str.split(", ").list.sort()
+        != pl.col("top3_default").str.split(", ").list.sort()
+    )
+    per_parameter = (
+        both.group_by("parameter")
+        .agg(
+            cases=pl.len(),
+            top3_changed=pl.col("changed").sum(),
+            values=pl.col("value").unique().sort().cast(pl.Utf8).str.join(", "),
+        )
+        .join(
+            one.group_by("parameter").agg(max_rank_change=pl.col("rank_change").abs().max()),
+            on="parameter",
+        )
+        .sort("parameter")
+    )
+    training = (
+        both.filter(pl.col("workload") == "training_16bit")
+        .sort("parameter", "market", "value")
+        .with_columns(changed=pl.when(pl.col("changed")).then(pl.lit("yes")).otherwise(pl.lit("")))
+        .select("parameter", "market", "value", "top3", "changed")
+    )
+    return per_parameter, training
+
+
+def render_methodology_markdown(data: MethodologyData) -> str:
+    """The site's methodology page."""
+    out = [
+        f"# gpuvalue methodology and validation, {data.run_date}",
+        "",
+        "How the numbers in the report were made and how far to trust them. The method "
+        "follows Tim Dettmers' analysis (debias benchmarks, relative performance, cost of "
+        "ownership); where gpuvalue fits a constant from data, both values are shown.",
+        "",
+        "## Fitted constants and validation",
+        "",
+        render_validation_markdown(data),
+        "",
+        "## Spec conflicts",
+        "",
+    ]
+    if data.spec_conflicts.is_empty():
+        out.append("The spec sources agree within tolerance for every catalog GPU.")
+    else:
+        out += [
+            "Where two spec sources disagree beyond the tolerance, the higher-precedence "
+            "source (the curated, vendor-cited sheet) is used; the other value is listed here.",
+            "",
+            markdown_table(
+                _formatted(data.spec_conflicts),
+                {
+                    "gpu_id": "GPU",
+                    "field": "field",
+                    "chosen_value": "used",
+                    "chosen_source": "from",
+                    "other_value": "other value",
+                    "other_source": "other source",
+                    "relative_difference": "rel. difference",
+                },
+            ),
+        ]
+    out += ["", "## Sensitivity of the ranking to cost parameters", ""]
+    if data.sensitivity.is_empty():
+        out.append("No sensitivity table was computed for this run.")
+    else:
+        per_parameter, training = sensitivity_summary(data.sensitivity)
+        out += [
+            "One parameter at a time is moved over its range, the others stay at this run's "
+            "values; 1-GPU systems, each market (new, used, mean) and workload. A case is one "
+            "workload x market x value.",
+            "",
+            markdown_table(
+                per_parameter,
+                {
+                    "parameter": "parameter",
+                    "values": "values tried",
+                    "cases": "cases",
+                    "top3_changed": "cases where the top 3 changes",
+                    "max_rank_change": "largest rank move of any GPU",
+                },
+            ),
+            "",
+            "16-bit training, top 3 at each value:",
+            "",
+            markdown_table(
+                _formatted(training),
+                {
+                    "parameter": "parameter",
+                    "market": "market",
+                    "value": "value",
+                    "top3": "top 3",
+                    "changed": "differs from this run's top 3",
+                },
+            ),
+        ]
+    out += ["", "## Benchmark rows flagged and left out", ""]
+    if data.benchmark_flags.is_empty():
+        out.append("No benchmark row is flagged.")
+    else:
+        out += [
+            "Flagged rows stay in `benchmark_results` with their reason; the model ignores them.",
+            "",
+            markdown_table(
+                data.benchmark_flags, {"source": "source", "flag": "flag", "rows": "rows"}
+            ),
+        ]
+    out += [
+        "",
+        "## Parameters of this run",
+        "",
+        "```json",
+        json.dumps(data.parameters, indent=2, sort_keys=True),
+        "```",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def update_docs(doc: Path, block: str) -> bool:
+    """Replace the generated block in `doc`; True when the file changed."""
+    text = doc.read_text(encoding="utf-8")
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{doc} has no generated block ({BEGIN} ... {END})")
+    new = text[: start + len(BEGIN)] + "\n" + block.strip() + "\n" + text[end:]
+    if new != text:
+        doc.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def docs_block(doc: Path) -> str:
+    """The generated block as the docs currently show it."""
+    text = doc.read_text(encoding="utf-8")
+    return text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m reports.methodology [--warehouse W] [--update-docs]`."""
+    parser = argparse.ArgumentParser(prog="python -m reports.methodology")
+    parser.add_argument("--warehouse", default="warehouse/published/gpuvalue.duckdb")
+    parser.add_argument("--docs", default="docs/methodology.md", type=Path)
+    parser.add_argument("--update-docs", action="store_true")
+    args = parser.parse_args(argv)
+    with duckdb.connect(args.warehouse, read_only=True) as con:
+        run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
+        data = load_methodology_data(con, run_date)
+    block = render_validation_markdown(data)
+    if not args.update_docs:
+        print(block)
+        return 0
+    changed = update_docs(args.docs, block)
+    print(f"{args.docs}: {'updated' if changed else 'already current'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
