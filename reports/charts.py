@@ -10,7 +10,7 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
-CHART_VERSION = "1"
+CHART_VERSION = "2"
 WORKLOAD_TITLES = {
     "training_16bit": "16-bit training",
     "inference_16bit": "16-bit inference",
@@ -35,12 +35,25 @@ def _facetted_bars(
     tooltip: list,
     title: str,
     name: str,
+    interval: tuple[str, str] | None = None,
 ) -> alt.FacetChart:
-    """Horizontal bars per GPU (in `order`), one panel per workload."""
+    """Horizontal bars per GPU (in `order`), one panel per workload.
+
+    `interval` names the (low, high) columns of a 95 % interval, drawn as a black rule
+    across each bar (Dettmers' charts had none; readers should see how sure a bar is).
+    """
+    base = alt.Chart(height=_BAR_HEIGHT * max(len(order), 1), width=200)
+    y = alt.Y("gpu_id:N", sort=order, title=None)
+    layers = [base.mark_bar().encode(y=y, x=x, color=color, tooltip=tooltip)]
+    if interval is not None:
+        low, high = interval
+        layers.append(
+            base.mark_rule(color="#222", strokeWidth=1).encode(
+                y=y, x=alt.X(f"{low}:Q"), x2=alt.X2(f"{high}:Q")
+            )
+        )
     return (
-        alt.Chart(_labelled(data), height=_BAR_HEIGHT * max(len(order), 1), width=200)
-        .mark_bar()
-        .encode(y=alt.Y("gpu_id:N", sort=order, title=None), x=x, color=color, tooltip=tooltip)
+        alt.layer(*layers, data=_labelled(data))
         .facet(
             column=alt.Column("workload_title:N", title=None, sort=list(WORKLOAD_TITLES.values()))
         )
@@ -59,7 +72,7 @@ def _training_order(frame: pl.DataFrame, by: str) -> list[str]:
 def relative_performance_chart(relative: pl.DataFrame, reference_gpu: str) -> alt.FacetChart:
     """Bars of relative performance per GPU, one panel per workload; estimates marked."""
     return _facetted_bars(
-        relative.select("gpu_id", "workload", "value", "method"),
+        relative.select("gpu_id", "workload", "value", "method", "value_low", "value_high"),
         _training_order(relative, "value"),
         alt.X("value:Q", title=f"relative to {reference_gpu} = 1"),
         alt.Color(
@@ -67,17 +80,33 @@ def relative_performance_chart(relative: pl.DataFrame, reference_gpu: str) -> al
             scale=alt.Scale(domain=["measured", "estimated"], range=["#1f77b4", "#c7c7c7"]),
             title="method",
         ),
-        ["gpu_id", "workload", alt.Tooltip("value:Q", format=".2f"), "method"],
-        "Raw relative performance (debiased benchmarks; grey = estimated from specs)",
+        [
+            "gpu_id",
+            "workload",
+            alt.Tooltip("value:Q", format=".2f"),
+            alt.Tooltip("value_low:Q", format=".2f", title="95 % low"),
+            alt.Tooltip("value_high:Q", format=".2f", title="95 % high"),
+            "method",
+        ],
+        "Raw relative performance (debiased benchmarks; grey = estimated from specs; "
+        "line = 95 % interval)",
         "relative_performance",
+        interval=("value_low", "value_high"),
     )
 
 
 def perf_per_dollar_chart(best: pl.DataFrame) -> alt.FacetChart:
     """Bars of perf per $1,000 of a 1-GPU system, one panel per workload."""
     data = best.select(
-        "gpu_id", "workload", "market", "perf_per_dollar", "total_cost_usd"
-    ).with_columns(perf_per_1000_usd=pl.col("perf_per_dollar") * 1000)
+        "gpu_id",
+        "workload",
+        "market",
+        "total_cost_usd",
+        *(
+            (pl.col(c) * 1000).alias(c.replace("perf_per_dollar", "perf_per_1000_usd"))
+            for c in ("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high")
+        ),
+    )
     return _facetted_bars(
         data,
         _training_order(best, "perf_per_dollar"),
@@ -93,10 +122,13 @@ def perf_per_dollar_chart(best: pl.DataFrame) -> alt.FacetChart:
             "gpu_id",
             "market",
             alt.Tooltip("perf_per_1000_usd:Q", format=".3f"),
+            alt.Tooltip("perf_per_1000_usd_low:Q", format=".3f", title="95 % low"),
+            alt.Tooltip("perf_per_1000_usd_high:Q", format=".3f", title="95 % high"),
             alt.Tooltip("total_cost_usd:Q", format="$,.0f"),
         ],
-        "Performance per dollar, 1-GPU system (GPU + host + 5 years of electricity)",
+        "Performance per dollar, 1-GPU system (GPU + host + electricity; line = 95 % interval)",
         "perf_per_dollar",
+        interval=("perf_per_1000_usd_low", "perf_per_1000_usd_high"),
     )
 
 

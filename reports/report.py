@@ -43,8 +43,10 @@ class ReportData:
 
 
 FRESHNESS_SQL = """
-SELECT 'specs' AS input, 'curated spec sheet' AS source, count(*) AS rows,
-       max(as_of) AS as_of, 'ok' AS status FROM gpus
+SELECT 'specs' AS input, source || coalesce(' ' || version, '') AS source, records AS rows,
+       source_as_of AS as_of,
+       CASE WHEN status = 'ok' THEN 'ok' ELSE status || ': ' || coalesce(detail, '') END AS status
+FROM spec_inputs WHERE status <> 'absent'  -- an optional input nobody supplied is no news
 UNION ALL
 SELECT 'benchmarks', source, count(*), max(as_of), 'ok' FROM benchmark_results GROUP BY source
 UNION ALL
@@ -255,6 +257,7 @@ def _recommendations_section(data: ReportData) -> list[str]:
             .with_columns(tier=pl.format("≥ {} GB", pl.col("memory_tier_gb").cast(pl.Int64)))
             .pivot(on="option", index=["memory_tier_gb", "tier"], values="cell")
             .sort("memory_tier_gb")
+            .fill_null("no priced GPU")
         )
         options = {k: v for k, v in RECOMMENDATION_OPTIONS.items() if k in wide.columns}
         out += [f"**{title}**", "", markdown_table(wide, {"tier": "memory", **options}), ""]

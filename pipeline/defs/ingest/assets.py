@@ -86,7 +86,9 @@ def gpus(
         replace_rows(con, "spec_conflicts", merged.conflicts, "true", [])
         replace_rows(con, "spec_inputs", inputs, "true", [])
     for row in inputs.filter(pl.col("detail").is_not_null()).iter_rows(named=True):
-        context.log.warning(f"spec input {row['source']} ({row['status']}): {row['detail']}")
+        # An optional input nobody supplied (Epoch's file) is routine; a rejected one is not.
+        log = context.log.info if row["status"] == "absent" else context.log.warning
+        log(f"spec input {row['source']} ({row['status']}): {row['detail']}")
     context.log.info(
         f"gpus: replaced {deleted} rows with {inserted} from {spec_dir}; "
         f"{merged.filled.height} fields filled by third parties; "
