@@ -126,6 +126,7 @@ def summary(settings: GpuvalueSettings) -> str:
         "",
         f"gpuvalue run for {run_date}",
         f"  site:       {site / 'latest' / 'index.html'}  (versions: {site / 'index.html'})",
+        f"  method:     {site / 'latest' / 'methodology.html'}  (constants, validation, conflicts)",
         f"  warehouse:  {Path(settings.published_dir) / 'gpuvalue.duckdb'} (read-only copy), "
         f"Parquet in {Path(settings.published_dir) / 'parquet'}",
         "",
@@ -144,6 +145,15 @@ def summary(settings: GpuvalueSettings) -> str:
             for r in top.iter_rows(named=True)
         )
         lines.append(f"  {workload:<16} {ranked or 'none'}")
+    lines += [
+        "",
+        "Best GPU with 24 GB or more, 16-bit training (P = share of bootstrap replicates it wins):",
+    ]
+    tier = data.recommendations.filter(
+        (pl.col("workload") == "training_16bit") & (pl.col("memory_tier_gb") == 24)
+    ).sort("option")
+    for r in tier.iter_rows(named=True):
+        lines.append(f"  {r['option']:<10} {r['gpu_id']:<16} P = {r['p_best']:.0%}")
     return "\n".join(lines)
 
 
