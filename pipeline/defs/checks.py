@@ -34,10 +34,13 @@ def gpus_unique_ids(warehouse: DuckDBResource) -> dg.AssetCheckResult:
 @dg.asset_check(
     asset="benchmark_results",
     blocking=True,
-    description="Every benchmark row names a catalog GPU and has a positive throughput.",
+    description=(
+        "Every benchmark row names a catalog GPU and has a positive throughput; a missing "
+        "throughput or batch size is flagged (missing, no_batch_size), never silent."
+    ),
 )
 def benchmark_results_valid(warehouse: DuckDBResource) -> dg.AssetCheckResult:
-    """Referential integrity and sane values."""
+    """Referential integrity, sane values, and every gap carrying its flag."""
     with open_warehouse(warehouse) as con:
         orphans = con.sql(
             "SELECT DISTINCT gpu_id FROM benchmark_results WHERE gpu_id NOT IN "
@@ -47,9 +50,20 @@ def benchmark_results_valid(warehouse: DuckDBResource) -> dg.AssetCheckResult:
             "SELECT count(*) FROM benchmark_results WHERE throughput <= 0 OR num_gpus < 1 "
             "OR batch_size_per_gpu < 1"
         ).fetchall()[0][0]
+        # NULLs are how a published 0 / an absent batch size are stored; the model skips a
+        # row only through its flag, so an unflagged NULL would reach the fits.
+        unflagged = con.sql(
+            "SELECT count(*) FILTER (throughput IS NULL AND NOT contains(coalesce(flags, ''),"
+            " 'missing')), count(*) FILTER (batch_size_per_gpu IS NULL AND NOT"
+            " contains(coalesce(flags, ''), 'no_batch_size')) FROM benchmark_results"
+        ).fetchall()[0]
     problems = [f"unknown gpu_id {o[0]}" for o in orphans]
     if bad:
         problems.append(f"{bad} rows with non-positive throughput, GPU count or batch size")
+    if unflagged[0]:
+        problems.append(f"{unflagged[0]} rows without a throughput are not flagged missing")
+    if unflagged[1]:
+        problems.append(f"{unflagged[1]} rows without a batch size are not flagged no_batch_size")
     return _result(problems)
 
 
