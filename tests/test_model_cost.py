@@ -143,6 +143,23 @@ def test_cloud_perf_per_dollar_keeps_price_types_apart():
     assert rows["spot"]["perf_per_dollar"] == pytest.approx(1.5 / 0.5)
 
 
+def test_equal_cloud_offers_share_a_rank_whatever_the_row_order():
+    # T4 costs $0.526/h on two clouds: neither may be ranked above the other by row order.
+    rows = [
+        ("t4", "aws", "on_demand", 0.526, "g4dn"),
+        ("t4", "azure", "on_demand", 0.526, "nc4"),
+        ("g", "aws", "on_demand", 1.0, "x1"),
+    ]
+    ranks = [
+        cloud_perf_per_dollar(offers(order), relative([("t4", 0.26), ("g", 1.0)]), DAY)
+        .sort("provider", "gpu_id")
+        .select("gpu_id", "provider", "rank")
+        for order in (rows, rows[::-1])
+    ]
+    assert ranks[0].equals(ranks[1])
+    assert ranks[0].filter(pl.col("gpu_id") == "t4")["rank"].to_list() == [2, 2]
+
+
 def test_cloud_vs_buy_spans_five_to_hundred_percent_and_names_the_price_basis():
     out = cloud_vs_buy(
         offers([("g", "p", "on_demand", 2.14, "x")]),
@@ -193,6 +210,12 @@ def test_price_replicates_resample_the_days_observations():
     assert reps.equals(price_replicates(obs, latest, PARAMS))
     other = price_replicates(obs, latest, dataclasses.replace(PARAMS, bootstrap_seed=1))
     assert not reps.equals(other)
+    # The warehouse returns rows in no fixed order; the draws must not depend on it.
+    shuffled = obs.sample(fraction=1.0, shuffle=True, seed=7)
+    assert not shuffled["price_usd"].equals(obs["price_usd"])
+    assert reps.sort("gpu_id", "market", "replicate").equals(
+        price_replicates(shuffled, latest, PARAMS).sort("gpu_id", "market", "replicate")
+    )
 
 
 def test_performance_replicates_match_the_interval():

@@ -129,8 +129,10 @@ def cloud_perf_per_dollar(
             run_date=pl.lit(run_date),
         )
         .with_columns(
+            # Equal values share a rank: offers at the same price (T4 on AWS and Azure)
+            # must not swap places between reruns.
             rank=pl.col("perf_per_dollar")
-            .rank("ordinal", descending=True)
+            .rank("min", descending=True)
             .over("workload", "price_type")
             .cast(pl.Int32)
         )

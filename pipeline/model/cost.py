@@ -80,10 +80,14 @@ RANK_KEYS = ("workload", "system_gpus", "market")
 
 
 def rank_expr(by: tuple[str, ...] = ()) -> pl.Expr:
-    """Rank by perf per dollar (1 = best) within workload x system size x market."""
+    """Rank by perf per dollar (1 = best) within workload x system size x market.
+
+    Equal values share a rank ("min"): an ordinal rank would break ties by row order, which
+    a warehouse read does not fix, and reruns must give the same table.
+    """
     return (
         pl.col("perf_per_dollar")
-        .rank("ordinal", descending=True)
+        .rank("min", descending=True)
         .over([*by, *RANK_KEYS])
         .cast(pl.Int32)
     )

@@ -66,7 +66,9 @@ def price_samples(observations: pl.DataFrame, latest: pl.DataFrame, mad_k: float
             how="left",
         )
         .group_by("gpu_id", "market", "price_usd")
-        .agg(prices=pl.col("obs").drop_nulls())
+        # Sorted: the bootstrap indexes into this list, so it must not depend on the order
+        # the warehouse returned the observations in.
+        .agg(prices=pl.col("obs").drop_nulls().sort())
         .sort("gpu_id", "market")
     )
 
