@@ -10,5 +10,5 @@ daily = dg.DailyPartitionsDefinition(start_date="2020-01-01", timezone="UTC", en
 
 # Cloud prices are loaded per provider, so one provider failing (a schema change, a 429
 # storm) fails only its own partition and the others still publish.
-CLOUD_PROVIDERS = ("aws", "azure", "gcp", "lambda", "runpod", "vast")
+CLOUD_PROVIDERS = ("alicloud", "aws", "azure", "gcp", "lambda", "nebius", "runpod", "vast")
 providers = dg.StaticPartitionsDefinition(list(CLOUD_PROVIDERS))

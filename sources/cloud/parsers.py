@@ -17,6 +17,17 @@ from sources.cloud.runpod import parse_runpod, unpriced_note
 from sources.cloud.skypilot import parse_skypilot
 from sources.cloud.vast import parse_vast
 
+
+def parse_nebius(content: bytes) -> list[CloudOffer]:
+    """Nebius offers: its SkyPilot catalog vms.csv (Nebius has no public price API)."""
+    return parse_skypilot(content, "nebius")
+
+
+def parse_alicloud(content: bytes) -> list[CloudOffer]:
+    """Alibaba Cloud offers: a SkyPilot-format vms.csv built from its pricing API."""
+    return parse_skypilot(content, "alicloud")
+
+
 CLOUD_PARSERS: dict[str, Callable[[bytes], list[CloudOffer]]] = {
     "aws": parse_aws,
     "azure": parse_azure,
@@ -24,6 +35,8 @@ CLOUD_PARSERS: dict[str, Callable[[bytes], list[CloudOffer]]] = {
     "lambda": parse_lambda,
     "vast": parse_vast,
     "runpod": parse_runpod,
+    "nebius": parse_nebius,
+    "alicloud": parse_alicloud,
     "skypilot": parse_skypilot,
 }
 

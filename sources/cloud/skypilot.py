@@ -19,6 +19,12 @@ i.e. one field more than the header: extra fields are ignored.
   there, so it is divided by the count; its InstanceType also names the GPU more precisely
   ("RTX_4070S_Ti") than AcceleratorName ("RTX4070") and is passed as the hint, as are Azure
   armSkuNames and Lambda instance types.
+- Nebius' catalog puts the instance's RAM in GpuInfo's SizeInMiB (204800 for a 1-GPU H100
+  with 200 GB RAM), so memory is not read for provider "nebius"; its instance type names
+  the part ("gpu-h100-sxm_...").
+- Alibaba Cloud's catalog (provider "alicloud") puts "<name> <N>GB" in GpuInfo (e.g. "V100
+  32GB"): a bare GpuInfo ending in a GB figure gives memory per GPU. Its vGPU slices name a
+  fraction ("A10*1/12", "T4/8") and match no catalog GPU, so they are unknown, not A10s.
 - AWS/GCP rows repeat per availability zone: one offer per row, duplicates and all (the
   region is the same; downstream takes the minimum or the median per region).
 """
@@ -34,6 +40,9 @@ from sources.cloud.records import CloudOffer, MalformedFile
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 _VAST_TYPE = re.compile(r"\d+x-.+-\d+-\d+")
+_BARE_MEMORY = re.compile(r".*\s(\d+(?:\.\d+)?)\s*GB", re.IGNORECASE)
+# Catalogs whose GpuInfo memory is not GPU memory (see the module docstring).
+_NO_GPU_MEMORY = frozenset({"nebius"})
 
 
 def _gpu_info(text: str) -> dict | None:
@@ -50,9 +59,10 @@ def _gpu_info(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _memory_gib(info: dict | None) -> float | None:
+def _memory_gib(info: dict | None, text: str = "") -> float | None:
     if not info:
-        return None
+        bare = _BARE_MEMORY.fullmatch(text.strip())
+        return float(bare.group(1)) or None if bare else None
     try:
         mib = info["Gpus"][0]["MemoryInfo"]["SizeInMiB"]
     except (KeyError, IndexError, TypeError):
@@ -109,7 +119,8 @@ def parse_skypilot(content: bytes, provider: str | None = None) -> list[CloudOff
         if count < 1 or count != int(count):
             continue
         instance = (row["InstanceType"] or "").strip()
-        memory = _memory_gib(_gpu_info(row.get("GpuInfo") or ""))
+        gpu_info = row.get("GpuInfo") or ""
+        memory = None if provider in _NO_GPU_MEMORY else _memory_gib(_gpu_info(gpu_info), gpu_info)
         if memory is not None and _VAST_TYPE.fullmatch(instance):
             memory /= count
         base = {

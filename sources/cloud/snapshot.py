@@ -2,10 +2,11 @@
 
 The bundled snapshot (`sources/data/cloud/<provider>.csv`) holds facts transcribed from
 captured catalogs. Rendering them as the kind of document they came from (an
-ec2instances.info `instances.json` for AWS, a SkyPilot `vms.csv` for Azure, GCP, Lambda and
-vast.ai) and parsing that with the live-mode parser checks that every fact is what our own
-parser would make of it: the same GPU, GPU count, region, price type and price. A curated
-row the parser would read differently is a transcription or mapping error.
+ec2instances.info `instances.json` for AWS, a SkyPilot `vms.csv` for Azure, GCP, Lambda,
+vast.ai, Nebius and Alibaba Cloud) and parsing that with the live-mode parser checks that
+every fact is what our own parser would make of it: the same GPU, GPU count, region, price
+type and price. A curated row the parser would read differently is a transcription or
+mapping error.
 
 RunPod is not rendered: its facts name the instance by our gpu_id ("<gpu_id> secure"), and
 a RunPod `gpuTypes` document names GPUs by RunPod's ids, which the facts do not keep.
@@ -34,7 +35,7 @@ GCP_MACHINE_ACCELERATORS = (
     ("a3-", "H100"),
     ("g2-", "L4"),
 )
-SKYPILOT_PROVIDERS = ("azure", "gcp", "lambda", "vast")
+SKYPILOT_PROVIDERS = ("azure", "gcp", "lambda", "vast", "nebius", "alicloud")
 RENDERED = ("aws", *SKYPILOT_PROVIDERS)
 _SPOT_KEY = "spot_min"
 _RESERVED_KEYS = {
@@ -64,7 +65,7 @@ def render_instances_json(facts: pl.DataFrame) -> bytes:
 
 
 def render_skypilot(facts: pl.DataFrame, provider: str, memory_gb: Mapping[str, float]) -> bytes:
-    """Azure / GCP / Lambda / vast.ai facts as a SkyPilot vms.csv, one row per instance.
+    """Facts of a SkyPilot-format provider as a SkyPilot vms.csv, one row per instance.
 
     `memory_gb` (gpu_id -> memory per GPU) fills GpuInfo, which the parser reads to tell
     A100 40 GB from 80 GB on vast.ai; SkyPilot's vast catalog stores the total there.
