@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.model.debias import debias
 from pipeline.model.fit import (
+    candidate_pairs,
     fit_batch_gain,
     fit_constants,
     fit_scaling_efficiency,
@@ -33,6 +34,7 @@ from pipeline.model.validation import (
     multi_gpu_checks,
     multi_gpu_predictions,
 )
+from sources.benchmarks.flags import SUPER_LINEAR_TOLERANCE
 from sources.bundled import DATA_DIR, read_benchmark_figures
 from warehouse.publish import open_published
 
@@ -232,6 +234,40 @@ def test_scaling_pairs_match_equal_batch_and_drop_super_linear_and_lambda_bert()
         ("y", "ssd", 8, "nvlink"),
     ]
     assert pairs["efficiency"].to_list() == pytest.approx([0.75, 0.8, 0.9, 0.85])
+
+
+def test_scaling_pairs_keep_noise_up_to_the_flag_tolerance_and_count_what_they_drop():
+    """Pairs with 1 < e <= SUPER_LINEAR_TOLERANCE are noise around linear scaling: kept."""
+    rows, gpus = scaling_rows()
+    assert SUPER_LINEAR_TOLERANCE == pytest.approx(1.05)
+    extra = bench(
+        [
+            {"gpu_id": "p", "model": "m3", "batch_size_per_gpu": 8, "throughput": 10.0},
+            # e = 1.03: inside the tolerance, kept.
+            {"gpu_id": "p", "model": "m3", "num_gpus": 4, "batch_size_per_gpu": 8,
+             "throughput": 41.2},
+            # A flagged n-GPU row: counted as excluded with its flag.
+            {"gpu_id": "p", "model": "m4", "batch_size_per_gpu": 8, "throughput": 10.0},
+            {"gpu_id": "p", "model": "m4", "num_gpus": 4, "batch_size_per_gpu": 8,
+             "throughput": 60.0, "flags": "super_linear"},
+        ]
+    )  # fmt: skip
+    rows = pl.concat([rows, extra])
+    pairs = scaling_pairs(rows, gpus).filter(pl.col("gpu_id") == "p").sort("model")
+    assert pairs["model"].to_list() == ["m2", "m3"]
+    assert pairs["efficiency"].to_list() == pytest.approx([0.75, 1.03])
+    reasons = candidate_pairs(rows, gpus).filter(pl.col("excluded").is_not_null())
+    assert sorted(reasons["excluded"].to_list()) == [
+        "flagged:super_linear",
+        "lambda_bert",
+        "super_linear",
+    ]
+    fit = fit_scaling_efficiency(candidate_pairs(rows, gpus)).filter(pl.col("key") == "4|pcie")
+    assert fit["value"][0] == pytest.approx((0.75 + 1.03) / 2)  # one GPU: median of its pairs
+    assert fit["data_used"][0].endswith(
+        "excluded 1 flagged super_linear, 1 Lambda BERT/SQuAD (known super-linear), "
+        "1 super-linear (e > 1.05) pairs"
+    )
 
 
 def test_scaling_efficiency_is_the_median_over_gpus_of_each_gpus_median():

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from pipeline.model.parameters import ModelParameters
+from sources.benchmarks.flags import SUPER_LINEAR_TOLERANCE
 
 SIXTEEN_BIT = ("fp16", "bf16")
 # Form factor -> interconnect proxy (GUIDE section 4: e_n depends on the interconnect).
@@ -73,23 +74,33 @@ def t975(df: int) -> float:
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
-def clean(results: pl.DataFrame, tolerated: set[str] = frozenset()) -> pl.DataFrame:
-    """Rows with a usable throughput and batch size and no quality flag (bar `tolerated`)."""
-    rows = results.filter(
+def usable(results: pl.DataFrame) -> pl.DataFrame:
+    """Rows with a usable (positive) throughput and batch size, flagged or not."""
+    return results.filter(
         pl.col("throughput").is_not_null()
         & (pl.col("throughput") > 0)
         & pl.col("batch_size_per_gpu").is_not_null()
         & (pl.col("batch_size_per_gpu") > 0)
     )
-    if "flags" not in rows.columns:
-        return rows
+
+
+def untolerated_flags(tolerated: set[str] = frozenset()) -> pl.Expr:
+    """A row's quality flags (sources/benchmarks/flags.py) bar `tolerated`, as a list."""
     flags = (
         pl.col("flags")
         .fill_null("")
         .str.split(",")
         .list.eval(pl.element().str.strip_chars().filter(pl.element() != ""))
     )
-    return rows.filter(flags.list.set_difference(sorted(tolerated)).list.len() == 0)
+    return flags.list.set_difference(sorted(tolerated)).list.sort()
+
+
+def clean(results: pl.DataFrame, tolerated: set[str] = frozenset()) -> pl.DataFrame:
+    """Rows with a usable throughput and batch size and no quality flag (bar `tolerated`)."""
+    rows = usable(results)
+    if "flags" not in rows.columns:
+        return rows
+    return rows.filter(untolerated_flags(tolerated).list.len() == 0)
 
 
 def with_interconnect(rows: pl.DataFrame, gpus: pl.DataFrame | None) -> pl.DataFrame:
@@ -181,32 +192,94 @@ def fit_batch_gain(results: pl.DataFrame) -> pl.DataFrame:
 # --- multi-GPU scaling efficiency ----------------------------------------------------------
 
 
-def scaling_pairs(results: pl.DataFrame, gpus: pl.DataFrame | None) -> pl.DataFrame:
-    """1-GPU and n-GPU results of one GPU x model x table at the same per-GPU batch size.
+# Why a 1-vs-n pair is left out of the scaling fit (the `excluded` column of
+# `candidate_pairs`); each count is reported in the fit's `data_used`.
+EXCLUDED_LAMBDA_BERT = "lambda_bert"
+EXCLUDED_SUPER_LINEAR = "super_linear"
+EXCLUDED_NO_INTERCONNECT = "no_interconnect"
+EXCLUDED_FLAGGED = "flagged"
 
-    Excluded: flagged rows (bar `batch_changed`); Lambda's BERT/SQuAD rows (its multi-GPU
-    BERT figures are super-linear, see sources/data/benchmarks/MANIFEST.md); super-linear pairs
-    (e > 1, physically implausible for data parallelism; a measurement or config problem).
-    Returns one row per pair with `efficiency`, `n` and `interconnect`.
+
+def is_lambda_bert() -> pl.Expr:
+    """Lambda's BERT/SQuAD rows: their multi-GPU figures are super-linear (MANIFEST.md)."""
+    return (pl.col("source") == "lambda") & pl.col("model").str.starts_with("bert")
+
+
+def candidate_pairs(results: pl.DataFrame, gpus: pl.DataFrame | None) -> pl.DataFrame:
+    """All 1-vs-n pairs with `efficiency`, `n`, `interconnect` and `excluded`.
+
+    A pair is a 1-GPU and an n-GPU result of one GPU x model x table at the same per-GPU
+    batch size; `excluded` is null when the pair enters the fit, else why not, in this
+    order: either row carries a quality flag bar `batch_changed` (`flagged:<flags>`, e.g.
+    the rows flags.py marks super_linear); Lambda's BERT/SQuAD rows (`lambda_bert`: its
+    multi-GPU BERT figures are super-linear, see sources/benchmarks/MANIFEST.md);
+    super-linear pairs (`super_linear`: e above flags.SUPER_LINEAR_TOLERANCE, the tolerance
+    of the `super_linear` flag; pairs between 1
+    and that tolerance are measurement noise around linear scaling and are kept, so the fit
+    is not cut off at 1 and biased low); GPUs missing from the catalog (`no_interconnect`).
     """
     key = ["source", "software_era", "citation", "gpu_id", "model", "task", "precision"]
-    rows = (
-        clean(results, BATCH_CHANGED_OK)
-        .filter(pl.col("precision").is_in(SIXTEEN_BIT))
-        .filter(~((pl.col("source") == "lambda") & pl.col("model").str.starts_with("bert")))
+    rows = usable(results).filter(pl.col("precision").is_in(SIXTEEN_BIT))
+    rows = rows.with_columns(
+        _flags=untolerated_flags(BATCH_CHANGED_OK).list.join(",")
+        if "flags" in rows.columns
+        else pl.lit("")
     )
     single = rows.filter(pl.col("num_gpus") == 1).select(
-        key + ["batch_size_per_gpu", pl.col("throughput").alias("t_1")]
+        key
+        + [
+            "batch_size_per_gpu",
+            pl.col("throughput").alias("t_1"),
+            pl.col("_flags").alias("_flags_1"),
+        ]
     )
     multi = rows.filter(pl.col("num_gpus") > 1).select(
-        key + ["batch_size_per_gpu", "workload_class", pl.col("num_gpus").alias("n"), "throughput"]
+        key
+        + ["batch_size_per_gpu", "workload_class", pl.col("num_gpus").alias("n"), "throughput"]
+        + ["_flags"]
     )
     pairs = multi.join(single, on=key + ["batch_size_per_gpu"], nulls_equal=True).with_columns(
-        efficiency=pl.col("throughput") / (pl.col("n") * pl.col("t_1"))
+        efficiency=pl.col("throughput") / (pl.col("n") * pl.col("t_1")),
+        _flags=pl.concat_list("_flags", "_flags_1")
+        .list.eval(pl.element().filter(pl.element() != ""))
+        .list.unique()
+        .list.sort()
+        .list.join(","),
     )
-    return with_interconnect(pairs.filter(pl.col("efficiency") <= 1.0), gpus).filter(
-        pl.col("interconnect").is_not_null()
+    return (
+        with_interconnect(pairs.drop("_flags_1"), gpus)
+        .with_columns(
+            excluded=pl.when(pl.col("_flags") != "")
+            .then(pl.lit(EXCLUDED_FLAGGED + ":") + pl.col("_flags"))
+            .when(is_lambda_bert())
+            .then(pl.lit(EXCLUDED_LAMBDA_BERT))
+            .when(pl.col("efficiency") > SUPER_LINEAR_TOLERANCE)
+            .then(pl.lit(EXCLUDED_SUPER_LINEAR))
+            .when(pl.col("interconnect").is_null())
+            .then(pl.lit(EXCLUDED_NO_INTERCONNECT))
+        )
+        .drop("_flags")
     )
+
+
+def scaling_pairs(results: pl.DataFrame, gpus: pl.DataFrame | None) -> pl.DataFrame:
+    """The pairs of `candidate_pairs` that enter the scaling fit (and its validation)."""
+    return candidate_pairs(results, gpus).filter(pl.col("excluded").is_null()).drop("excluded")
+
+
+def _excluded_note(excluded: pl.DataFrame) -> str:
+    """'excluded: 3 super-linear pairs (e > 1.05), ...' for one n x interconnect."""
+    labels = {
+        EXCLUDED_SUPER_LINEAR: f"super-linear (e > {SUPER_LINEAR_TOLERANCE:g})",
+        EXCLUDED_LAMBDA_BERT: "Lambda BERT/SQuAD (known super-linear)",
+        EXCLUDED_NO_INTERCONNECT: "GPU not in the catalog",
+    }
+    counts = excluded.group_by("excluded").len().sort("excluded")
+    parts = [
+        f"{k} {labels.get(r, r.replace(EXCLUDED_FLAGGED + ':', 'flagged '))}"
+        for r, k in counts.iter_rows()
+    ]
+    return f"excluded {', '.join(parts)} pairs" if parts else "no pairs excluded"
 
 
 def efficiency_key(n: int, interconnect: str | None) -> str:
@@ -248,15 +321,26 @@ def _gpu_median_interval(pairs: pl.DataFrame) -> dict:
 
 
 def fit_scaling_efficiency(pairs: pl.DataFrame) -> pl.DataFrame:
-    """Fitted e_n per (GPU count, interconnect) from `scaling_pairs`."""
+    """Fitted e_n per (GPU count, interconnect) from `scaling_pairs` or `candidate_pairs`.
+
+    With an `excluded` column (candidate_pairs), only the pairs it leaves null are fitted
+    and the excluded ones are counted, by reason, in `data_used`.
+    """
+    if "excluded" not in pairs.columns:
+        pairs = pairs.with_columns(excluded=pl.lit(None, dtype=pl.Utf8))
     out = []
-    for (n, link), part in sorted(pairs.group_by("n", "interconnect"), key=lambda kv: kv[0]):
+    kept = pairs.filter(pl.col("excluded").is_null())
+    for (n, link), part in sorted(kept.group_by("n", "interconnect"), key=lambda kv: kv[0]):
         fit = _gpu_median_interval(part)
+        left_out = pairs.filter(
+            (pl.col("n") == n) & (pl.col("interconnect") == link) & pl.col("excluded").is_not_null()
+        )
         used = (
             f"{part.height} 1-vs-{n}-GPU pairs at equal per-GPU batch size on {fit['n_gpus']} "
             f"{link} GPUs ({', '.join(sorted(set(part['gpu_id'])))}); models "
             f"{', '.join(sorted(set(part['model'])))}; sources "
-            f"{', '.join(sorted(set(part['source'] + ' ' + part['software_era'])))}"
+            f"{', '.join(sorted(set(part['source'] + ' ' + part['software_era'])))}; "
+            f"{_excluded_note(left_out)}"
         )
         out.append(
             {
@@ -335,7 +419,7 @@ def fit_constants(
     if params.constants not in ("dettmers", "fitted", "auto"):
         raise ValueError(f"constants must be dettmers, fitted or auto, not {params.constants!r}")
     fitted = pl.concat(
-        [fit_batch_gain(results), fit_scaling_efficiency(scaling_pairs(results, gpus))]
+        [fit_batch_gain(results), fit_scaling_efficiency(candidate_pairs(results, gpus))]
     ).with_columns(
         determined=pl.col("ci_low").is_not_null()
         & ((pl.col("ci_high") - pl.col("ci_low")) <= params.fit_max_ci_width)

@@ -34,6 +34,7 @@ from pipeline.model.performance import (
     fit_log_performance,
     leave_one_gpu_out,
 )
+from sources.benchmarks.flags import SUPER_LINEAR_TOLERANCE
 
 SCHEMA = {
     "run_date": pl.Date,
@@ -148,7 +149,8 @@ def multi_gpu_checks(predictions: pl.DataFrame) -> list[dict]:
         }
         detail = (
             f"{scored.height} pairs on {scored['gpu_id'].n_unique()} GPUs, same per-GPU batch "
-            f"size at 1 and n GPUs, super-linear pairs and Lambda BERT excluded. Median error "
+            f"size at 1 and n GPUs, the pairs the scaling fit uses (super-linear pairs, e > "
+            f"{SUPER_LINEAR_TOLERANCE:g}, and Lambda BERT excluded). Median error "
             f"predicting 1-GPU throughput: fitted e_n (leave-one-GPU-out) "
             f"{_pct(q['median', 'ape_fitted'])}, divide by n {_pct(q['median', 'ape_naive'])}, "
             f"Dettmers' e_n {_pct(q['median', 'ape_dettmers'])}; 90th percentile "
