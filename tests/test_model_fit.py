@@ -10,9 +10,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.model.debias import debias
+from pipeline.model.debias import debias, lambda_bert_multi_gpu
 from pipeline.model.fit import (
     candidate_pairs,
+    efficiency_table,
     fit_batch_gain,
     fit_constants,
     fit_scaling_efficiency,
@@ -290,15 +291,23 @@ def test_median_interval_uses_binomial_order_statistics():
 # --- which constants drive the debiasing -------------------------------------------------------
 
 
-def determined_fixture():
-    """Eight NVLink GPUs with e_8 = 0.80 exactly, plus a CNN sweep with gain 25 %."""
+def determined_fixture(pcie_gpus=8):
+    """Eight NVLink GPUs with e_8 = 0.80 exactly, `pcie_gpus` PCIe GPUs with e_8 = 0.90,
+    plus a CNN sweep with gain 25 %."""
     gpus = catalog(
         [
             {"gpu_id": f"g{i}", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0}
             for i in range(8)
         ]
+        + [
+            {"gpu_id": f"p{i}", "memory_bandwidth_gbs": 900.0, "fp16_tensor_tflops": 80.0,
+             "form_factor": "pcie"}
+            for i in range(pcie_gpus)
+        ]
         + [{"gpu_id": "solo", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0}]
-    )
+        + [{"gpu_id": "solo-pcie", "memory_bandwidth_gbs": 900.0, "fp16_tensor_tflops": 80.0,
+            "form_factor": "pcie"}]
+    )  # fmt: skip
     rows = []
     for i in range(8):
         rows += [
@@ -311,8 +320,17 @@ def determined_fixture():
             },  # fmt: skip
         ]
         rows += sweep(f"g{i}", 10.0 + i, 0.25, [16, 32], model="sweep")
-    # A GPU measured on 8 GPUs only: its per-GPU figure needs e_8.
+    for i in range(pcie_gpus):
+        rows += [
+            {"gpu_id": f"p{i}", "batch_size_per_gpu": 64, "throughput": 50.0 + i},
+            {"gpu_id": f"p{i}", "num_gpus": 8, "batch_size_per_gpu": 64,
+             "throughput": 8 * 0.9 * (50.0 + i)},
+        ]  # fmt: skip
+    # GPUs measured on 8 GPUs only: their per-GPU figure needs e_8.
     rows.append({"gpu_id": "solo", "num_gpus": 8, "batch_size_per_gpu": 64, "throughput": 640.0})
+    rows.append(
+        {"gpu_id": "solo-pcie", "num_gpus": 8, "batch_size_per_gpu": 64, "throughput": 360.0}
+    )
     return bench(rows), gpus
 
 
@@ -346,6 +364,55 @@ def test_constants_mode_selects_the_set_and_every_row_records_it(mode, efficienc
     tags = set(used["parameter_set"] + ":" + used["key"])
     assert source in tags and gain in tags
     assert "dettmers:4" not in tags  # no 4-GPU row was debiased
+
+
+@pytest.mark.parametrize("mode", ["auto", "fitted"])
+def test_efficiency_falls_back_to_dettmers_for_every_interconnect_at_a_gpu_count(mode):
+    """One interconnect's fit alone never drives a GPU count: both or Dettmers' for both."""
+    params = dataclasses.replace(PARAMS, constants=mode)
+    # Eight PCIe GPUs: both fits determined, each interconnect gets its own fitted e_8.
+    rows, gpus = determined_fixture(pcie_gpus=8)
+    out = debias(rows, params, DAY, gpus=gpus).filter(pl.col("gpu_id").str.starts_with("solo"))
+    assert sorted(out.select("gpu_id", "efficiency_source", "multi_gpu_efficiency").rows()) == [
+        ("solo", "fitted:8|nvlink", pytest.approx(0.80)),
+        ("solo-pcie", "fitted:8|pcie", pytest.approx(0.90)),
+    ]
+    # Two PCIe GPUs: no interval for 8|pcie, so under auto the NVLink fit is not used
+    # either; under 'fitted' any existing fit counts. Without PCIe pairs at all, no mode
+    # uses a fitted e_8.
+    for pcie_gpus, fitted_ok in ((2, mode == "fitted"), (0, False)):
+        rows, gpus = determined_fixture(pcie_gpus=pcie_gpus)
+        constants = fit_constants(rows, gpus, params)
+        out = debias(rows, params, DAY, constants, gpus)
+        solo = out.filter(pl.col("gpu_id").str.starts_with("solo"))
+        expected = {"fitted:8|nvlink", "fitted:8|pcie"} if fitted_ok else {"dettmers:8"}
+        assert set(solo["efficiency_source"]) == expected
+        table = efficiency_table(constants, mode).filter(pl.col("num_gpus") == 8)
+        assert set(table["source"].drop_nulls()) == expected | {"dettmers:8"}
+        eligible = constants.filter(
+            pl.col("used") & (pl.col("name") == "multi_gpu_efficiency")
+            & (pl.col("parameter_set") == "fitted")
+        )  # fmt: skip
+        assert bool(eligible.height) == fitted_ok
+
+
+def test_lambda_multi_gpu_bert_rows_are_left_out_of_the_debiased_rows_and_counted():
+    rows = bench(
+        [
+            {"gpu_id": "a", "source": "lambda", "model": "bert_base_squad", "num_gpus": 8,
+             "batch_size_per_gpu": 32, "throughput": 900.0, "workload_class": "transformer"},
+            {"gpu_id": "b", "source": "lambda", "model": "bert_base_squad", "num_gpus": 1,
+             "batch_size_per_gpu": 32, "throughput": 100.0, "workload_class": "transformer"},
+            {"gpu_id": "a", "source": "lambda", "model": "ssd", "num_gpus": 8,
+             "batch_size_per_gpu": 32, "throughput": 600.0},
+        ]
+    )  # fmt: skip
+    out = debias(rows, PARAMS, DAY)
+    assert sorted(out.select("gpu_id", "model").rows()) == [
+        ("a", "ssd"),
+        ("b", "bert_base_squad"),
+    ]
+    assert lambda_bert_multi_gpu(rows) == 1
 
 
 def test_fitted_mode_uses_an_undetermined_fit_and_auto_does_not():
@@ -461,7 +528,7 @@ def test_noise_free_measurements_have_zero_width_intervals():
 
 
 def test_multi_gpu_prediction_with_fitted_efficiency_beats_dividing_by_n():
-    rows, gpus = determined_fixture()
+    rows, gpus = determined_fixture(pcie_gpus=0)
     predictions = multi_gpu_predictions(rows, gpus, PARAMS)
     assert predictions.height == 8
     # Every GPU scales at exactly 0.8: the leave-one-GPU-out fit predicts it exactly,

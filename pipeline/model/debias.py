@@ -17,10 +17,10 @@ import datetime as dt
 import polars as pl
 
 from pipeline.model.fit import (
-    efficiency_key,
-    efficiency_lookup,
+    efficiency_table,
     fit_constants,
     gain_lookup,
+    is_lambda_bert,
     with_interconnect,
 )
 from pipeline.model.parameters import ModelParameters
@@ -44,7 +44,24 @@ def workload_of() -> pl.Expr:
 
 
 def select_comparable(results: pl.DataFrame) -> pl.DataFrame:
-    """Keep the rows the model compares.
+    """`comparable_candidates` without Lambda's multi-GPU BERT/SQuAD rows.
+
+    Lambda's multi-GPU BERT figures are super-linear (sources/benchmarks/MANIFEST.md), so
+    the scaling fit leaves them out (fit.candidate_pairs); turning one into per-GPU
+    throughput with any e_n would be just as wrong, so a GPU that Lambda measured on BERT
+    only on several GPUs gets no BERT figure. `lambda_bert_multi_gpu` counts them.
+    """
+    rows = comparable_candidates(results)
+    return rows.filter(~(is_lambda_bert() & (pl.col("num_gpus") > 1)))
+
+
+def lambda_bert_multi_gpu(results: pl.DataFrame) -> int:
+    """How many comparable rows `select_comparable` leaves out as Lambda multi-GPU BERT."""
+    return comparable_candidates(results).height - select_comparable(results).height
+
+
+def comparable_candidates(results: pl.DataFrame) -> pl.DataFrame:
+    """The rows the model would compare before the Lambda BERT exclusion.
 
     - Rows a v0 workload uses (16-bit training and inference).
     - Per GPU x model: the run with the fewest GPUs, so the multi-GPU correction is only
@@ -95,35 +112,15 @@ def debias(
     if constants is None:
         constants = fit_constants(results, gpus, params)
     gains = gain_lookup(constants)
-    efficiencies = efficiency_lookup(constants)
     rows = with_interconnect(select_comparable(results), gpus)
     missing = set(rows["workload_class"].unique().to_list()) - set(gains)
     if missing:
         raise ValueError(f"no batch-size gain configured for workload classes {sorted(missing)}")
-
-    def efficiency(n: int, link: str | None) -> tuple[float | None, str | None]:
-        for key in (efficiency_key(n, link), efficiency_key(n, None)):
-            if key in efficiencies:
-                value, kind = efficiencies[key]
-                return value, f"{kind}:{key}"
-        return None, None
-
-    pairs = rows.select("num_gpus", "interconnect").unique()
-    table = pl.DataFrame(
-        [
-            {
-                "num_gpus": n,
-                "interconnect": link,
-                **dict(zip(("_eff", "_eff_src"), efficiency(n, link), strict=True)),
-            }
-            for n, link in pairs.iter_rows()
-        ],
-        schema={
-            "num_gpus": rows.schema["num_gpus"],
-            "interconnect": pl.Utf8,
-            "_eff": pl.Float64,
-            "_eff_src": pl.Utf8,
-        },
+    table = efficiency_table(constants, params.constants).select(
+        pl.col("num_gpus").cast(rows.schema["num_gpus"]),
+        "interconnect",
+        _eff="efficiency",
+        _eff_src="source",
     )
     # A GPU count with neither a usable fit nor a configured constant (e.g. a 16-GPU-only
     # result) cannot be turned into per-GPU throughput: the row is left out, never guessed.

@@ -21,8 +21,12 @@ Two constants are fitted, each beside Dettmers' value (docs/methodology.md, sect
 Which set drives the results is `ModelParameters.constants`: 'dettmers', 'fitted' (fitted
 wherever a fit exists) or 'auto' (the default: a fitted constant only where it is well
 determined, i.e. its interval exists and is at most `fit_max_ci_width` wide, else
-Dettmers'). Every constant of both sets is stored in `model_constants` with `used` saying
-which one the run applied.
+Dettmers'). Scaling efficiencies are resolved per GPU count, not per n x interconnect:
+the fitted e_n are used at a GPU count only when every interconnect has a fit there that
+the mode accepts, otherwise Dettmers' e_n applies to all interconnects at that count
+(`efficiency_table`), so one interconnect never gets a fitted value while the other falls
+back to a different constant. Every constant of both sets is stored in `model_constants`
+with `used` saying which one the run applied.
 """
 
 import math
@@ -36,6 +40,7 @@ from sources.benchmarks.flags import SUPER_LINEAR_TOLERANCE
 SIXTEEN_BIT = ("fp16", "bf16")
 # Form factor -> interconnect proxy (GUIDE section 4: e_n depends on the interconnect).
 INTERCONNECT = {"sxm": "nvlink", "oam": "nvlink", "superchip": "nvlink", "pcie": "pcie"}
+INTERCONNECTS = tuple(sorted(set(INTERCONNECT.values())))
 # `batch_changed` (an n-GPU run at another per-GPU batch size than the 1-GPU run) does not
 # disturb either fit: the batch fit compares batch sizes at a fixed GPU count, and scaling
 # pairs are matched at equal per-GPU batch size (a sweep's 1-GPU row at that size exists).
@@ -425,18 +430,25 @@ def fit_constants(
         & ((pl.col("ci_high") - pl.col("ci_low")) <= params.fit_max_ci_width)
     )
     dettmers = dettmers_constants(params).with_columns(determined=pl.lit(True))
-    usable = fitted.filter(~pl.col("key").str.contains(":"))
+    gains = fitted.filter(
+        (pl.col("name") == "batch_gain_per_doubling") & ~pl.col("key").str.contains(":")
+    )
     if params.constants == "dettmers":
-        usable = usable.clear()
+        gains = gains.clear()
     elif params.constants == "auto":
-        usable = usable.filter(pl.col("determined"))
-    # `used` first means "eligible": every Dettmers constant (the fallback) and the usable
-    # fits. `mark_used` narrows it to what the debiased rows actually applied.
-    both = pl.concat([dettmers, fitted]).with_columns(
+        gains = gains.filter(pl.col("determined"))
+    both = pl.concat([dettmers, fitted])
+    efficiencies = efficiency_table(both, params.constants)["source"].unique().to_list()
+    # `used` first means "eligible": every Dettmers constant (the fallback), the usable gain
+    # fits and the efficiencies `efficiency_table` resolves to. `mark_used` narrows it to
+    # what the debiased rows actually applied.
+    tag = pl.concat_str("parameter_set", pl.lit(":"), "key")
+    both = both.with_columns(
         used=(pl.col("parameter_set") == "dettmers")
         | pl.struct("parameter_set", "name", "key").is_in(
-            usable.select(pl.struct("parameter_set", "name", "key")).to_series().implode()
+            gains.select(pl.struct("parameter_set", "name", "key")).to_series().implode()
         )
+        | ((pl.col("name") == "multi_gpu_efficiency") & tag.is_in(efficiencies))
     )
     return both.with_columns(
         detail=pl.struct(both.columns).map_elements(_describe, return_dtype=pl.Utf8)
@@ -456,13 +468,56 @@ def gain_lookup(constants: pl.DataFrame) -> dict[str, tuple[float, str]]:
     return out
 
 
-def efficiency_lookup(constants: pl.DataFrame) -> dict[str, tuple[float, str]]:
-    """'n|interconnect' (fitted) and 'n' (Dettmers) -> (efficiency, parameter set).
+EFFICIENCY_SCHEMA = {
+    "num_gpus": pl.Int32,
+    "interconnect": pl.Utf8,
+    "efficiency": pl.Float64,
+    "efficiency_low": pl.Float64,
+    "efficiency_high": pl.Float64,
+    "source": pl.Utf8,
+}
 
-    Callers look up 'n|interconnect' first and fall back to 'n'.
+
+def efficiency_table(constants: pl.DataFrame | None, mode: str) -> pl.DataFrame:
+    """The multi-GPU efficiency a run applies, per GPU count x interconnect.
+
+    `constants` holds model_constants rows (both sets; `used` is ignored, so the stored
+    rows of a run give the same table as the fit did); None means Dettmers' only. Per GPU
+    count n: the fitted e_n when *every* interconnect (INTERCONNECTS) has a fit at n that
+    the mode accepts ('fitted': any fit; 'auto': a determined one; 'dettmers': none), else
+    Dettmers' e_n for every interconnect. Rows with interconnect null (a GPU missing from
+    the catalog) always get Dettmers'. A count with neither has no row (its figures are
+    left out). `efficiency_low`/`efficiency_high` are the fitted 95 % interval, null for
+    Dettmers' constants; `source` is 'fitted:<n|link>' or 'dettmers:<n>'.
     """
-    rows = constants.filter((pl.col("name") == "multi_gpu_efficiency") & pl.col("used"))
-    return {r["key"]: (r["value"], r["parameter_set"]) for r in rows.iter_rows(named=True)}
+    rows = (
+        []
+        if constants is None
+        else constants.filter(pl.col("name") == "multi_gpu_efficiency").to_dicts()
+    )
+    dettmers = {int(r["key"]): r for r in rows if r["parameter_set"] == "dettmers"}
+    fitted = {r["key"]: r for r in rows if r["parameter_set"] == "fitted"}
+    counts = set(dettmers) | {int(k.split("|")[0]) for k in fitted if "|" in k}
+    out = []
+    for n in sorted(counts):
+        fits = [fitted.get(efficiency_key(n, link)) for link in INTERCONNECTS]
+        accepted = mode != "dettmers" and all(
+            f is not None and (mode == "fitted" or f["determined"]) for f in fits
+        )
+        for link, fit in zip(INTERCONNECTS, fits, strict=True):
+            if accepted:
+                out.append((n, link, fit["value"], fit["ci_low"], fit["ci_high"],
+                            f"fitted:{fit['key']}"))  # fmt: skip
+            elif n in dettmers:
+                out.append((n, link, dettmers[n]["value"], None, None, f"dettmers:{n}"))
+        if n in dettmers:
+            out.append((n, None, dettmers[n]["value"], None, None, f"dettmers:{n}"))
+    return pl.DataFrame(out, schema=EFFICIENCY_SCHEMA, orient="row")
+
+
+def dettmers_efficiency_table(params: ModelParameters) -> pl.DataFrame:
+    """`efficiency_table` with Dettmers' constants only (no model_constants at hand)."""
+    return efficiency_table(dettmers_constants(params), "dettmers")
 
 
 def mark_used(constants: pl.DataFrame, debiased: pl.DataFrame) -> pl.DataFrame:

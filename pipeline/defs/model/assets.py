@@ -19,7 +19,7 @@ from pipeline.defs.resources import (
 )
 from pipeline.model.cloud import cloud_vs_buy as compute_cloud_vs_buy
 from pipeline.model.cost import perf_per_dollar as compute_perf_per_dollar
-from pipeline.model.debias import debias, select_comparable
+from pipeline.model.debias import debias, lambda_bert_multi_gpu, select_comparable
 from pipeline.model.fit import fit_constants, mark_used
 from pipeline.model.performance import relative_performance as compute_relative_performance
 from pipeline.model.prices import latest_prices
@@ -79,6 +79,8 @@ def benchmark_debiased(
             "fitted_constants_used": ", ".join(fitted_used["name"] + " " + fitted_used["key"]),
             # Comparable rows whose GPU count has no efficiency constant (left out).
             "rows_without_efficiency": select_comparable(results).height - rows.height,
+            # Lambda's multi-GPU BERT/SQuAD figures (super-linear; debias.select_comparable).
+            "rows_lambda_bert_multi_gpu": lambda_bert_multi_gpu(results),
         }
     )
 
