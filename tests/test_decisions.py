@@ -11,6 +11,7 @@ from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.model.decisions import sensitivity
 from pipeline.defs.resources import GpuvalueSettings
+from pipeline.model.fit import efficiency_table, with_interconnect
 from pipeline.model.parameters import ModelParameters
 from tests.conftest import build
 from warehouse.publish import open_published
@@ -40,6 +41,38 @@ def test_perf_per_dollar_covers_every_system_size_and_market_with_intervals(buil
     )
     for row in groups.iter_rows(named=True):
         assert row["total"] == pytest.approx(min(3, row["n"]))
+
+
+def test_cost_model_uses_the_runs_resolved_multi_gpu_efficiency(built):
+    """perf_per_dollar applies the e_n per GPU count x interconnect that benchmark_debiased
+    resolved from model_constants, not Dettmers' constants regardless of `constants`."""
+    got = tables(built.published, "perf_per_dollar", "model_constants", "benchmark_debiased",
+                 "gpus")  # fmt: skip
+    runs = json.loads(tables(built.published, "model_runs")["model_runs"]["parameters"].item())
+    table = efficiency_table(got["model_constants"], runs["constants"])
+    perf = with_interconnect(got["perf_per_dollar"], got["gpus"]).join(
+        table.select(
+            system_gpus="num_gpus", interconnect="interconnect", expected="efficiency",
+            source="source",
+        ),
+        on=["system_gpus", "interconnect"],
+        how="left",
+        nulls_equal=True,
+    )  # fmt: skip
+    assert perf["expected"].null_count() == 0
+    assert perf["multi_gpu_efficiency"].to_list() == pytest.approx(perf["expected"].to_list())
+    # The debiased rows used the same constants (same source tag per GPU count x link).
+    debiased = (
+        got["benchmark_debiased"]
+        .select(system_gpus="num_gpus", interconnect="interconnect", source="efficiency_source")
+        .unique()
+    )
+    shared = debiased.join(table.rename({"num_gpus": "system_gpus"}), on=["system_gpus",
+                           "interconnect"], nulls_equal=True)  # fmt: skip
+    assert shared.height == debiased.height
+    assert (shared["source"] == shared["source_right"]).all()
+    # Somewhere the bundled data pins a fitted e_n, so this test is not vacuous.
+    assert perf["source"].str.starts_with("fitted:").any()
 
 
 def test_recommendations_are_the_best_of_their_tier(built):

@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.model.cloud import cloud_perf_per_dollar, cloud_vs_buy
 from pipeline.model.cost import electricity_expr, perf_per_dollar
+from pipeline.model.fit import efficiency_table
 from pipeline.model.parameters import ModelParameters, from_env, with_overrides
 from pipeline.model.prices import latest_prices
 from pipeline.model.recommendations import buy_candidates, recommendations, rent_candidates
@@ -243,9 +244,96 @@ def test_performance_replicates_match_the_interval():
 def test_efficiency_draws_stay_in_their_ranges():
     reps = efficiency_replicates(PARAMS)
     for n, (low, high) in PARAMS.multi_gpu_efficiency_range.items():
-        eff = reps.filter(pl.col("system_gpus") == n)["efficiency"]
-        assert eff.len() == PARAMS.bootstrap_replicates
-        assert low <= eff.min() <= eff.max() <= high
+        eff = reps.filter(pl.col("system_gpus") == n)
+        # One Dettmers constant per size: every interconnect shares its draw.
+        assert (
+            eff.group_by("interconnect").len()["len"].to_list() == [PARAMS.bootstrap_replicates] * 3
+        )
+        assert (
+            eff.group_by("replicate").agg(pl.col("efficiency").n_unique())["efficiency"].max() == 1
+        )
+        assert low <= eff["efficiency"].min() <= eff["efficiency"].max() <= high
+
+
+def fitted_constants(determined_pcie: bool):
+    """model_constants rows: Dettmers' set plus fitted e_4 (both) and e_8 (nvlink, pcie)."""
+    rows = [
+        {
+            "parameter_set": "dettmers",
+            "name": "multi_gpu_efficiency",
+            "key": str(n),
+            "value": e,
+            "ci_low": None,
+            "ci_high": None,
+            "determined": True,
+        }
+        for n, e in PARAMS.multi_gpu_efficiency.items()
+    ]
+    rows += [
+        {"parameter_set": "fitted", "name": "multi_gpu_efficiency", "key": key, "value": v,
+         "ci_low": lo, "ci_high": hi, "determined": det}
+        for key, v, lo, hi, det in [
+            ("4|nvlink", 0.97, 0.91, 0.99, True),
+            ("4|pcie", 0.96, 0.93, 0.99, True),
+            ("8|nvlink", 0.94, 0.85, 0.99, False),
+            ("8|pcie", 0.97, 0.91, 0.98, determined_pcie),
+        ]
+    ]  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def test_cost_model_uses_the_efficiency_the_debiasing_resolved():
+    """Fitted e_4 per interconnect; e_8 falls back to Dettmers' 0.86 for both, since the
+    NVLink fit is not determined (fit.efficiency_table, as benchmark_debiased applies it)."""
+    table = efficiency_table(fitted_constants(determined_pcie=True), "auto")
+    catalog = gpus([("sx", 400.0, 80.0), ("pc", 300.0, 48.0)]).with_columns(
+        form_factor=pl.Series(["sxm", "pcie"])
+    )
+    out = perf_per_dollar(
+        relative([("sx", 2.0), ("pc", 1.0)]),
+        prices([("sx", "new", 10000.0), ("pc", "new", 5000.0)]),
+        catalog,
+        PARAMS,
+        DAY,
+        table,
+    )
+    got = {(r["gpu_id"], r["system_gpus"]): r["multi_gpu_efficiency"] for r in out.to_dicts()}
+    assert got == {
+        ("sx", 1): 1.0, ("pc", 1): 1.0,
+        ("sx", 2): 0.95, ("pc", 2): 0.95,  # no fit at 2 GPUs: Dettmers'
+        ("sx", 4): 0.97, ("pc", 4): 0.96,
+        ("sx", 8): 0.86, ("pc", 8): 0.86,
+    }  # fmt: skip
+    row = out.filter((pl.col("gpu_id") == "pc") & (pl.col("system_gpus") == 4)).row(0, named=True)
+    assert row["perf_per_dollar"] == pytest.approx(4 * 1.0 * 0.96 / row["total_cost_usd"])
+    # Under 'dettmers' (or without a table) the cost model is Dettmers' throughout.
+    plain = perf_per_dollar(relative([("pc", 1.0)]), prices([("pc", "new", 5000.0)]), catalog,
+                            PARAMS, DAY)  # fmt: skip
+    assert plain.sort("system_gpus")["multi_gpu_efficiency"].to_list() == [1.0, 0.95, 0.875, 0.86]
+
+
+def test_bootstrap_draws_a_fitted_efficiency_from_its_interval():
+    table = efficiency_table(fitted_constants(determined_pcie=True), "auto")
+    reps = efficiency_replicates(PARAMS, table)
+    bounds = {
+        (n, link): (lo, hi)
+        for n, link, lo, hi in reps.group_by("system_gpus", "interconnect")
+        .agg(lo=pl.col("efficiency").min(), hi=pl.col("efficiency").max())
+        .rows()
+    }
+    # Fitted e_4: inside its 95 % interval (which holds the fitted value, unlike Dettmers'
+    # 0.80-0.95 range); Dettmers' e_8: inside the configured range.
+    assert 0.91 <= bounds[4, "nvlink"][0] and bounds[4, "nvlink"][1] <= 0.99
+    assert 0.93 <= bounds[4, "pcie"][0] and bounds[4, "pcie"][1] <= 0.99
+    assert bounds[4, "pcie"][1] > PARAMS.multi_gpu_efficiency_range[4][1]
+    low, high = PARAMS.multi_gpu_efficiency_range[8]
+    assert low <= bounds[8, "pcie"][0] and bounds[8, "pcie"][1] <= high
+    # Under `fitted` (any existing fit), e_8 is drawn from the fitted intervals instead.
+    both = efficiency_replicates(
+        PARAMS, efficiency_table(fitted_constants(determined_pcie=False), "fitted")
+    ).filter(pl.col("system_gpus") == 8)
+    pcie = both.filter(pl.col("interconnect") == "pcie")["efficiency"]
+    assert 0.91 <= pcie.min() and pcie.max() <= 0.98
 
 
 def test_top3_probabilities_sum_to_three_and_intervals_bracket():

@@ -4,6 +4,7 @@ import datetime as dt
 
 import polars as pl
 
+from pipeline.model.fit import dettmers_efficiency_table, with_interconnect
 from pipeline.model.parameters import ModelParameters
 
 HOURS_PER_YEAR = 24 * 365
@@ -22,18 +23,42 @@ def electricity_expr(watts: pl.Expr, params: ModelParameters) -> pl.Expr:
     return watts / 1000.0 * params.utilization * HOURS_PER_YEAR * params.electricity_usd_per_kwh
 
 
-def systems_frame(params: ModelParameters) -> pl.DataFrame:
-    """One row per system size: host cost (scaled) and per-GPU multi-GPU efficiency."""
-    return pl.DataFrame(
+def systems_frame(
+    params: ModelParameters, efficiencies: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """One row per system size x interconnect: host cost (scaled) and multi-GPU efficiency.
+
+    `efficiencies` is `fit.efficiency_table` for the run (the e_n the debiasing applied,
+    resolved from model_constants); without it, Dettmers' constants. `efficiency_low`/
+    `efficiency_high` are the fitted 95 % interval (null for Dettmers' constants) and
+    `efficiency_source` says which constant it is.
+    """
+    table = dettmers_efficiency_table(params) if efficiencies is None else efficiencies
+    sizes = pl.DataFrame(
         {
             "system_gpus": list(params.system_sizes),
             "host_cost_usd": [
                 params.host_cost_usd[n] * params.host_cost_scale for n in params.system_sizes
             ],
-            "efficiency": [params.multi_gpu_efficiency[n] for n in params.system_sizes],
         },
-        schema={"system_gpus": pl.Int32, "host_cost_usd": pl.Float64, "efficiency": pl.Float64},
+        schema={"system_gpus": pl.Int32, "host_cost_usd": pl.Float64},
     )
+    out = sizes.join(
+        table.select(
+            pl.col("num_gpus").cast(pl.Int32).alias("system_gpus"),
+            "interconnect",
+            "efficiency",
+            "efficiency_low",
+            "efficiency_high",
+            efficiency_source="source",
+        ),
+        on="system_gpus",
+        how="left",
+    )
+    missing = sorted(set(out.filter(pl.col("efficiency").is_null())["system_gpus"]))
+    if missing:
+        raise ValueError(f"no multi-GPU efficiency for system sizes {missing}")
+    return out.sort("system_gpus", "interconnect", nulls_last=True)
 
 
 def costed(
@@ -49,17 +74,18 @@ def costed(
     `by` names extra key columns shared by `relative`, `prices` and (if it has them)
     `systems`, e.g. ("replicate",) for bootstrap draws; without them, a point estimate.
     total cost = n * GPU price + host cost(n) + years * electricity(n * TDP + host watts)
-    performance = n * relative performance * multi-GPU efficiency(n)
+    performance = n * relative performance * multi-GPU efficiency(n, GPU's interconnect)
+    The interconnect is the catalog's form factor proxy (fit.with_interconnect), as in the
+    debiasing; `systems` defaults to `systems_frame(params)` (Dettmers' e_n).
     """
     systems = systems_frame(params) if systems is None else systems
-    system_keys = [k for k in by if k in systems.columns]
+    system_keys = [k for k in by if k in systems.columns] + ["interconnect"]
     watts = pl.col("system_gpus") * pl.col("tdp_w") + params.host_watts
-    joined = relative.join(prices, on=["gpu_id", *by]).join(
-        gpus.select("gpu_id", "tdp_w"), on="gpu_id"
+    catalog = with_interconnect(gpus.select("gpu_id", "tdp_w"), gpus).select(
+        "gpu_id", "tdp_w", "interconnect"
     )
-    joined = (
-        joined.join(systems, on=system_keys) if system_keys else joined.join(systems, how="cross")
-    )
+    joined = relative.join(prices, on=["gpu_id", *by]).join(catalog, on="gpu_id")
+    joined = joined.join(systems, on=system_keys, nulls_equal=True)
     return (
         joined.with_columns(electricity_usd_per_year=electricity_expr(watts, params))
         .with_columns(
@@ -99,15 +125,17 @@ def perf_per_dollar(
     gpus: pl.DataFrame,
     params: ModelParameters,
     run_date: dt.date,
+    efficiencies: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One row per GPU x workload x system size x market (point estimate).
 
-    See `costed` for the formulas. GPUs without a price in a market get no row for it (the
+    `efficiencies` is the run's `fit.efficiency_table` (Dettmers' without it); see
+    `costed` for the formulas. GPUs without a price in a market get no row for it (the
     report lists them). `rank` is 1 for the best perf per dollar of its workload, system
     size and market.
     """
     return (
-        costed(relative, prices, gpus, params)
+        costed(relative, prices, gpus, params, systems_frame(params, efficiencies))
         .with_columns(rank=rank_expr(), run_date=pl.lit(run_date))
         .select(
             "run_date",

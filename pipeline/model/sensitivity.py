@@ -27,15 +27,18 @@ def sensitivity(
     gpus: pl.DataFrame,
     params: ModelParameters,
     run_date: dt.date,
+    efficiencies: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One row per parameter x value x GPU x workload x system size x market.
+
+    `efficiencies` is the run's `fit.efficiency_table`, as for the point estimate.
 
     rank / perf_per_dollar: with the parameter at `value`; rank_at_default /
     perf_per_dollar_at_default: at the run's own settings; rank_change = rank -
     rank_at_default (negative = moves up).
     """
     keys = ["gpu_id", *RANK_KEYS]
-    base = perf_per_dollar(relative, prices, gpus, params, run_date).select(
+    base = perf_per_dollar(relative, prices, gpus, params, run_date, efficiencies).select(
         *keys,
         perf_per_dollar_at_default="perf_per_dollar",
         rank_at_default="rank",
@@ -45,7 +48,7 @@ def sensitivity(
         for value in getattr(params, range_field):
             varied = dataclasses.replace(params, **{name: float(value)})
             frames.append(
-                perf_per_dollar(relative, prices, gpus, varied, run_date).select(
+                perf_per_dollar(relative, prices, gpus, varied, run_date, efficiencies).select(
                     "run_date",
                     pl.lit(name).alias("parameter"),
                     pl.lit(float(value)).alias("value"),

@@ -7,7 +7,11 @@ Three independent sources of spread are drawn `bootstrap_replicates` times:
   few observations get a log-normal draw with the spread pooled over better-observed groups;
 - relative performance: a log-normal per GPU x workload matching its 95 % interval
   (`value_low`/`value_high` when relative_performance has them, otherwise no spread);
-- the multi-GPU efficiency of each system size, uniform over its stated range.
+- the multi-GPU efficiency of each system size (and interconnect): where the run uses a
+  fitted e_n, uniform over that fit's 95 % interval; where it uses Dettmers' e_n, uniform
+  over `multi_gpu_efficiency_range` (widened to include the configured e_n if an override
+  put it outside). One draw per constant and replicate, so interconnects that share
+  Dettmers' e_n share its draw.
 
 Each source has its own seeded generator, so a rerun on the same inputs draws the same
 replicates and every asset that needs the performance draws gets the same ones.
@@ -167,28 +171,46 @@ def performance_replicates(relative: pl.DataFrame, params: ModelParameters) -> p
     )
 
 
-def efficiency_replicates(params: ModelParameters) -> pl.DataFrame:
-    """Per replicate and system size: host cost and a uniform draw of the efficiency.
+def efficiency_replicates(
+    params: ModelParameters, efficiencies: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """Per replicate, system size and interconnect: host cost and a draw of the efficiency.
 
-    The range is widened to include the point value if a fitted value lies outside it.
+    `efficiencies` is the run's `fit.efficiency_table` (Dettmers' constants without it).
+    A fitted e_n is drawn uniformly from its 95 % interval (`efficiency_low`-
+    `efficiency_high`); a Dettmers e_n uniformly from `multi_gpu_efficiency_range[n]`,
+    widened to include the configured e_n when an override put it outside that range (a
+    size without a range is not drawn). One draw per constant (`efficiency_source`) and
+    replicate, shared by the interconnects that use it.
     """
     rng = _rng(params, _EFFICIENCY)
     reps = params.bootstrap_replicates
-    frames = []
-    for row in systems_frame(params).iter_rows(named=True):
-        n = row["system_gpus"]
-        low, high = params.multi_gpu_efficiency_range.get(n, (row["efficiency"],) * 2)
-        low, high = min(low, row["efficiency"]), max(high, row["efficiency"])
-        frames.append(
-            pl.DataFrame(
-                {
-                    "replicate": np.arange(reps, dtype=np.int32),
-                    "system_gpus": np.full(reps, n, dtype=np.int32),
-                    "host_cost_usd": np.full(reps, row["host_cost_usd"]),
-                    "efficiency": rng.uniform(low, high, size=reps),
-                }
-            )
+    systems = systems_frame(params, efficiencies)
+    draws = {}
+    for row in systems.unique("efficiency_source", keep="first", maintain_order=True).iter_rows(
+        named=True
+    ):
+        point = row["efficiency"]
+        if row["efficiency_low"] is not None and row["efficiency_high"] is not None:
+            low, high = row["efficiency_low"], row["efficiency_high"]
+        else:
+            low, high = params.multi_gpu_efficiency_range.get(row["system_gpus"], (point,) * 2)
+            low, high = min(low, point), max(high, point)
+        draws[row["efficiency_source"]] = rng.uniform(low, high, size=reps)
+    frames = [
+        pl.DataFrame(
+            {
+                "replicate": np.arange(reps, dtype=np.int32),
+                "system_gpus": np.full(reps, row["system_gpus"], dtype=np.int32),
+                "interconnect": [row["interconnect"]] * reps,
+                "host_cost_usd": np.full(reps, row["host_cost_usd"]),
+                "efficiency": draws[row["efficiency_source"]],
+                "efficiency_source": [row["efficiency_source"]] * reps,
+            },
+            schema_overrides={"interconnect": pl.Utf8},
         )
+        for row in systems.iter_rows(named=True)
+    ]
     return pl.concat(frames)
 
 
@@ -198,17 +220,19 @@ def perf_per_dollar_replicates(
     observations: pl.DataFrame,
     gpus: pl.DataFrame,
     params: ModelParameters,
+    efficiencies: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Bootstrap perf per dollar: replicate, gpu_id, workload, system_gpus, market, value.
 
-    Same GPUs, markets and formulas as the point estimate (`cost.costed`).
+    Same GPUs, markets, formulas and efficiencies (`efficiencies`, the run's
+    `fit.efficiency_table`) as the point estimate (`cost.costed`).
     """
     rows = costed(
         performance_replicates(relative, params),
         price_replicates(observations, latest, params),
         gpus,
         params,
-        systems=efficiency_replicates(params),
+        systems=efficiency_replicates(params, efficiencies),
         by=("replicate",),
     )
     return rows.select("replicate", "gpu_id", *RANK_KEYS, "perf_per_dollar")

@@ -10,7 +10,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.model.decisions import bootstrap, read_latest_offers
+from pipeline.defs.model.decisions import bootstrap, read_latest_offers, run_efficiencies
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
     GpuvalueSettings,
@@ -149,7 +149,12 @@ def perf_per_dollar(
         catalog = con.sql("SELECT * FROM gpus").pl()
         rows = with_intervals(
             compute_perf_per_dollar(
-                relative, _latest_prices(con, run_date), catalog, params, run_date
+                relative,
+                _latest_prices(con, run_date),
+                catalog,
+                params,
+                run_date,
+                run_efficiencies(con, run_date, params),
             ),
             bootstrap(con, run_date, params),
         )

@@ -19,6 +19,7 @@ from pipeline.defs.resources import (
     run_date_for,
 )
 from pipeline.model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
+from pipeline.model.fit import efficiency_table
 from pipeline.model.parameters import ModelParameters
 from pipeline.model.prices import latest_prices
 from pipeline.model.recommendations import (
@@ -57,6 +58,23 @@ def read_for_run(con: duckdb.DuckDBPyConnection, table: str, run_date: dt.date) 
     return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
 
 
+def run_efficiencies(
+    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
+) -> pl.DataFrame:
+    """The multi-GPU efficiency per GPU count x interconnect the run's debiasing applied.
+
+    Resolved from the run's model_constants by the same rule (fit.efficiency_table), so
+    the cost model and the bootstrap never use another e_n than benchmark_debiased did.
+    """
+    constants = read_for_run(con, "model_constants", run_date)
+    if constants.is_empty():
+        raise ValueError(
+            f"model_constants has no rows for {run_date}: materialize benchmark_debiased "
+            "for this run date first (the cost model uses its multi-GPU efficiencies)"
+        )
+    return efficiency_table(constants, params.constants)
+
+
 def bootstrap(
     con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
 ) -> pl.DataFrame:
@@ -67,6 +85,7 @@ def bootstrap(
         con.sql("SELECT * FROM price_observations").pl(),
         con.sql("SELECT * FROM gpus").pl(),
         params,
+        run_efficiencies(con, run_date, params),
     )
 
 
@@ -129,6 +148,7 @@ def sensitivity(
             con.sql("SELECT * FROM gpus").pl(),
             params,
             run_date,
+            run_efficiencies(con, run_date, params),
         )
         replace_rows(con, "sensitivity", rows, "run_date = ?", [run_date])
     moved = rows.filter(pl.col("rank_change") != 0) if rows.height else rows
