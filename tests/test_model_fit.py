@@ -508,6 +508,32 @@ def test_relative_performance_intervals():
     )
 
 
+def test_estimated_inference_interval_uses_t_on_the_ratios_degrees_of_freedom():
+    """Three measured inference/training ratios: 2 degrees of freedom, t = 4.303, not 1.96."""
+    gpus = spec_catalog()
+    ratio = {"g0": 1.0, "g1": 1.1, "g2": 0.9}
+    rows = [
+        {"workload": "training_16bit", "gpu_id": f"g{i}", "model": m,
+         "throughput_per_gpu": k * true_perf(gpus, f"g{i}")}
+        for i in range(10)
+        for m, k in (("m1", 100.0), ("m2", 30.0))
+    ] + [
+        {"workload": "inference_16bit", "gpu_id": g, "model": m,
+         "throughput_per_gpu": k * true_perf(gpus, g) * r}
+        for g, r in ratio.items()
+        for m, k in (("m1", 50.0), ("m2", 20.0))
+    ]  # fmt: skip
+    out = relative_performance(debiased_frame(rows), gpus, ModelParameters(reference_gpu="g0"), DAY)
+    g5 = out.filter((pl.col("workload") == "inference_16bit") & (pl.col("gpu_id") == "g5"))
+    g5 = g5.row(0, named=True)
+    assert g5["method"] == "estimated"
+    # Noise-free training: its interval has zero width, so the half-width is t(2) x sd.
+    sd = float(np.std(np.log(list(ratio.values())), ddof=1))
+    assert math.log(g5["value_high"] / g5["value"]) == pytest.approx(t975(2) * sd)
+    assert math.log(g5["value"] / g5["value_low"]) == pytest.approx(t975(2) * sd)
+    assert "t(2) x the sd" in g5["interval_method"]
+
+
 def test_noise_free_measurements_have_zero_width_intervals():
     gpus = spec_catalog(3)
     rows = [

@@ -413,7 +413,7 @@ def inference_16bit(debiased: pl.DataFrame, training: pl.DataFrame, reference: s
     Public inference tables cover few GPUs (mostly data-center parts), too few to fit a
     spec model. Dettmers ranked inference like training; an unmeasured GPU is its 16-bit
     training value times the median inference/training ratio of the measured GPUs. Its
-    interval combines the training interval with the spread of those ratios.
+    interval combines the training interval with t(k - 1) x the sd of those k ratios.
     """
     measured = _measured(debiased, "inference_16bit", reference)
     anchor = training.select(
@@ -429,9 +429,11 @@ def inference_16bit(debiased: pl.DataFrame, training: pl.DataFrame, reference: s
     )
     offsets = (ratios["log_perf"] - ratios["_a"]).to_numpy()
     ratio_sd = float(np.std(offsets, ddof=1)) if len(offsets) >= 2 else None
+    # The sd comes from a handful of ratios: Student t on their len - 1 degrees of freedom.
+    ratio_t = t975(len(offsets) - 1) if ratio_sd is not None else None
     df = int(measured["df"].max()) if measured.height else 0
     anchor_half = (
-        (pl.col("_train_half").pow(2) + (1.96 * ratio_sd) ** 2).sqrt()
+        (pl.col("_train_half").pow(2) + (ratio_t * ratio_sd) ** 2).sqrt()
         if ratio_sd is not None
         else pl.lit(None, dtype=pl.Float64)
     )
@@ -440,8 +442,9 @@ def inference_16bit(debiased: pl.DataFrame, training: pl.DataFrame, reference: s
             "interval_method",
             pl.when(pl.col("half").is_not_null()).then(
                 pl.lit(
-                    f"training interval combined with the spread (sd {ratio_sd or 0:.3f} in "
-                    f"logs) of {len(offsets)} measured inference/training ratios"
+                    f"training interval combined with t({len(offsets) - 1}) x the sd "
+                    f"({ratio_sd or 0:.3f} in logs) of {len(offsets)} measured "
+                    "inference/training ratios"
                 )
             ),
         )
