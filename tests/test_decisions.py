@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from dagster_duckdb import DuckDBResource
 
+from pipeline.defs.model.assets import benchmark_debiased, relative_performance
 from pipeline.defs.model.decisions import sensitivity
 from pipeline.defs.resources import GpuvalueSettings
 from pipeline.model.fit import efficiency_table, with_interconnect
@@ -153,7 +154,7 @@ def test_dagster_run_config_sets_model_parameters(built, tmp_path):
     db = tmp_path / "copy.duckdb"
     shutil.copy(built.warehouse, db)
     result = dg.materialize(
-        [sensitivity],
+        [benchmark_debiased, relative_performance, sensitivity],
         resources={
             "settings": GpuvalueSettings.configure_at_launch(),
             "warehouse": DuckDBResource(database=str(db)),
@@ -166,7 +167,52 @@ def test_dagster_run_config_sets_model_parameters(built, tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     try:
         defaults = con.sql("SELECT DISTINCT parameter, default_value FROM sensitivity").fetchall()
+        stored = json.loads(con.sql("SELECT parameters FROM model_runs").fetchall()[0][0])
     finally:
         con.close()
     assert ("utilization", 0.35) in defaults
     assert ("electricity_usd_per_kwh", 0.175) in defaults
+    assert stored["utilization"] == 0.35
+
+
+def test_a_model_asset_rerun_alone_with_other_parameters_fails_and_changes_nothing(built, tmp_path):
+    """model_runs (written by benchmark_debiased) must describe every model table."""
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(built.warehouse, db)
+
+    def snapshot():
+        # Through the resource: the failed step's connection may still be open (the resource
+        # does not close it on an exception) and DuckDB refuses a second connection to the
+        # file with another configuration.
+        with DuckDBResource(database=str(db)).get_connection() as con:
+            return (
+                con.sql("SELECT parameters FROM model_runs").fetchall(),
+                con.sql("SELECT * FROM sensitivity ORDER BY ALL").fetchall(),
+            )
+
+    before = snapshot()
+    result = dg.materialize(
+        [sensitivity],
+        resources={
+            "settings": GpuvalueSettings.configure_at_launch(),
+            "warehouse": DuckDBResource(database=str(db)),
+        },
+        run_config={
+            "resources": {"settings": {"config": {"parameter_overrides": {"utilization": "0.35"}}}}
+        },
+        raise_on_error=False,
+    )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    message = failure.step_failure_data.error.message
+    assert "differ from model_runs" in message and "utilization" in message
+    assert snapshot() == before
+    # With the stored parameters the same asset reruns fine.
+    again = dg.materialize(
+        [sensitivity],
+        resources={
+            "settings": GpuvalueSettings(),
+            "warehouse": DuckDBResource(database=str(db)),
+        },
+    )
+    assert again.success

@@ -1,7 +1,10 @@
 """Model assets: thin wrappers around the pure Polars functions in `pipeline.model`.
 
 Every model table is keyed by `run_date` (the run's as-of date) and replaced as a whole for
-that date, so reruns are idempotent and history stays queryable.
+that date, so reruns are idempotent and history stays queryable. `benchmark_debiased` stores
+the run's parameters in `model_runs`; every other model asset fails if its own parameters
+differ from them (decisions.require_run_parameters), so model_runs always describes the
+tables of its run date.
 """
 
 import datetime as dt
@@ -10,7 +13,12 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.model.decisions import bootstrap, read_latest_offers, run_efficiencies
+from pipeline.defs.model.decisions import (
+    bootstrap,
+    read_latest_offers,
+    require_run_parameters,
+    run_efficiencies,
+)
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
     GpuvalueSettings,
@@ -103,6 +111,7 @@ def relative_performance(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
         debiased = con.sql(
             "SELECT * FROM benchmark_debiased WHERE run_date = ?", params=[run_date]
         ).pl()
@@ -143,6 +152,7 @@ def perf_per_dollar(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
         relative = con.sql(
             "SELECT * FROM relative_performance WHERE run_date = ?", params=[run_date]
         ).pl()
@@ -174,7 +184,8 @@ def perf_per_dollar(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=["cloud_offers", "gpu_prices_daily", "gpus"],
+    # benchmark_debiased: it stores the run's parameters in model_runs, checked here.
+    deps=[benchmark_debiased, "cloud_offers", "gpu_prices_daily", "gpus"],
     description=(
         "One row per GPU x provider x price type x utilisation: days after which buying a "
         "1-GPU system is cheaper than renting that GPU."
@@ -187,6 +198,7 @@ def cloud_vs_buy(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
         offers = read_latest_offers(con, run_date)
         catalog = con.sql("SELECT * FROM gpus").pl()
         rows = compute_cloud_vs_buy(

@@ -6,6 +6,7 @@ The bootstrap draws are recomputed where needed instead of stored: they are seed
 """
 
 import datetime as dt
+import json
 
 import dagster as dg
 import duckdb
@@ -58,6 +59,41 @@ def read_for_run(con: duckdb.DuckDBPyConnection, table: str, run_date: dt.date) 
     return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
 
 
+def require_run_parameters(
+    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
+) -> None:
+    """Fail unless `params` are the parameters model_runs stores for the run date.
+
+    benchmark_debiased writes model_runs; every other model asset reads tables computed
+    with those parameters. Rerunning one of them alone with other parameters (run config or
+    GPUVALUE_*) would store results model_runs does not describe, mixed with tables made
+    under the stored ones, so it fails instead: rerun from benchmark_debiased (e.g. the
+    whole model group) to change parameters.
+    """
+    stored = con.sql(
+        "SELECT parameters FROM model_runs WHERE run_date = ?", params=[run_date]
+    ).fetchall()
+    if not stored:
+        raise dg.Failure(
+            f"model_runs has no row for {run_date}: materialize benchmark_debiased first "
+            "(it stores the run's parameters)"
+        )
+    stored_params = json.loads(stored[0][0])
+    current = json.loads(params.to_json())
+    if stored_params != current:
+        changed = sorted(
+            k for k in stored_params.keys() | current.keys()
+            if stored_params.get(k) != current.get(k)
+        )  # fmt: skip
+        raise dg.Failure(
+            f"this run's model parameters differ from model_runs for {run_date} in "
+            f"{', '.join(changed)}: the tables this asset reads were computed with the stored "
+            "parameters. Rerun from benchmark_debiased (the whole model group) with the new "
+            "parameters, or run with the stored ones.",
+            metadata={"changed": ", ".join(changed)},
+        )
+
+
 def run_efficiencies(
     con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
 ) -> pl.DataFrame:
@@ -107,6 +143,7 @@ def cloud_perf_per_dollar(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
         relative = read_for_run(con, "relative_performance", run_date)
         rows = cloud_with_intervals(
             compute_cloud_perf_per_dollar(read_latest_offers(con, run_date), relative, run_date),
@@ -142,6 +179,7 @@ def sensitivity(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
         rows = compute_sensitivity(
             read_for_run(con, "relative_performance", run_date),
             read_latest_prices(con, run_date),
@@ -176,6 +214,7 @@ def recommendations(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
         buy = buy_candidates(
             read_for_run(con, "perf_per_dollar", run_date), bootstrap(con, run_date, params)
         )

@@ -8,6 +8,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from pipeline.defs.model.decisions import require_run_parameters
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
     GpuvalueSettings,
@@ -37,6 +38,7 @@ def model_validation(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
         results = con.sql("SELECT * FROM benchmark_results").pl()
         catalog = con.sql("SELECT * FROM gpus").pl()
         debiased = con.sql(
