@@ -15,7 +15,7 @@ from sources.cloud.aws import parse_aws
 from sources.cloud.fetch import (
     AWS_REGIONS,
     AWS_TARGET,
-    CATALOG_URLS,
+    NO_PRICE_API,
     PROVIDERS,
     FetchReport,
     aws_offer_file,
@@ -34,6 +34,7 @@ GCP_KEY = "gcp-key-SECRET-123"
 LAMBDA_KEY = "lambda-key-SECRET-456"
 RUNPOD_KEY = "runpod-key-SECRET-789"
 SECRETS = ("aws-secret-XYZ", GCP_KEY, LAMBDA_KEY, RUNPOD_KEY)
+FETCHED = [p for p in PROVIDERS if p not in NO_PRICE_API]
 AUTH_SHAPE = re.compile(
     r"AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/\d{8}/us-east-1/pricing/aws4_request, "
     r"SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}"
@@ -198,32 +199,6 @@ RUNPOD_BODY = {
 # --- the local server -------------------------------------------------------------------
 
 
-# SkyPilot-format catalogs as each cloud's catalog writes them: Nebius puts the instance's
-# RAM in GpuInfo's SizeInMiB; Alibaba's GpuInfo is a bare "<name> <N>GB" and it sells vGPU
-# slices ("A10*1/12").
-NEBIUS_CSV = (
-    b"InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,"
-    b"SpotPrice\n"
-    b"cpu-d3_4vcpu-16gb,,0,4,16,0.0992,eu-north1,,\n"
-    b"gpu-h100-sxm_1gpu-16vcpu-200gb,H100,1,16,200,2.95,eu-north1,\"{'Gpus': [{'Name': "
-    b"'H100', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 204800}}], "
-    b"'TotalGpuMemoryInMiB': 204800}\",1.25\n"
-    b"gpu-l40s-a_1gpu-8vcpu-32gb,L40S,1,8,32,1.5484,eu-north1,\"{'Gpus': [{'Name': 'L40S', "
-    b"'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 32768}}], "
-    b"'TotalGpuMemoryInMiB': 32768}\",\n"
-)
-ALICLOUD_CSV = (
-    b"InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
-    b"Region,AvailabilityZone,Generation,Arch\n"
-    b"ecs.gn6e-c12g1.3xlarge,V100,1,12,92,V100 32GB,3.81637344,1.18944408,ap-southeast-1,"
-    b"ap-southeast-1b,ecs.gn6e,X86\n"
-    b"ecs.gn7i-c8g1.2xlarge,A10,1,8,30,A10 24GB,2.50219944,0.78205014,ap-southeast-1,"
-    b"ap-southeast-1b,ecs.gn7i,X86\n"
-    b"ecs.sgn7i-vws-m2.xlarge,A10*1/12,1,4,15.5,A10*1/12 2GB,0.35606901,0.05431858,"
-    b"ap-southeast-1,ap-southeast-1a,ecs.sgn7i-vws,X86\n"
-)
-
-
 class _Server:
     """A local stand-in for every provider's endpoint, recording what it was sent."""
 
@@ -259,8 +234,6 @@ class _Server:
             "lambda": f"{self.origin}/lambda/api/v1/instance-types",
             "vast": f"{self.origin}/vast/api/v0/bundles/",
             "runpod": f"{self.origin}/runpod/graphql",
-            "nebius": f"{self.origin}/nebius/catalogs/v7/nebius/vms.csv",
-            "alicloud": f"{self.origin}/alicloud/catalogs/v8/alicloud/vms.csv",
         }
 
     def __enter__(self) -> "_Server":
@@ -290,8 +263,7 @@ class _Server:
         if route in self.raw:
             return self._send(handler, 200, self.raw[route])
         status, payload = getattr(self, f"_{route}")(headers, parse_qs(parts.query), body)
-        raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        self._send(handler, status, raw)
+        self._send(handler, status, json.dumps(payload).encode())
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
@@ -349,12 +321,6 @@ class _Server:
         if "gpuTypes" not in json.loads(body).get("query", ""):
             return 200, {"errors": [{"message": "bad query"}]}
         return 200, RUNPOD_BODY
-
-    def _nebius(self, headers, query, body):
-        return 200, NEBIUS_CSV
-
-    def _alicloud(self, headers, query, body):
-        return 200, ALICLOUD_CSV
 
     def of(self, route: str) -> list[dict]:
         return [request for request in self.requests if request["route"] == route]
@@ -601,7 +567,7 @@ ALL_ENV = {**AWS_ENV, "GCP_API_KEY": GCP_KEY, "LAMBDA_API_KEY": LAMBDA_KEY}
 ALL_ENV["RUNPOD_API_KEY"] = RUNPOD_KEY
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", FETCHED)
 def test_a_500_on_the_first_page_fails_without_raising(server, client, provider):
     server.fail.add(provider)
     report = fetch_provider(provider, client, ALL_ENV, base_urls=server.base_urls)
@@ -612,7 +578,7 @@ def test_a_500_on_the_first_page_fails_without_raising(server, client, provider)
     assert not any(secret in report.status for secret in SECRETS)
 
 
-@pytest.mark.parametrize("provider", sorted(set(PROVIDERS) - {"azure"}))
+@pytest.mark.parametrize("provider", [p for p in FETCHED if p != "azure"])
 def test_an_unreadable_first_page_fails(server, client, provider):
     server.raw[provider] = b"<html>Service temporarily unavailable</html>"
     report = fetch_provider(provider, client, ALL_ENV, base_urls=server.base_urls)
@@ -665,40 +631,9 @@ def test_no_secret_reaches_the_archive_or_the_results(server, client, archive):
         assert all(secret not in result.url for r in reports for result in r.results)
 
 
-@pytest.mark.parametrize("provider", sorted(CATALOG_URLS))
-def test_catalog_providers_get_the_public_vms_csv_without_credentials(server, client, provider):
-    report = fetch_provider(provider, client, {}, base_urls=server.base_urls)
-    assert report.status == "ok"
-    (request,) = server.of(provider)
-    assert request["method"] == "GET" and "authorization" not in request["headers"]
-    assert len(report.contents()) == 1
-
-
-def test_nebius_catalog_gpu_info_memory_is_not_read_as_gpu_memory(server, client):
-    report = fetch_provider("nebius", client, {}, base_urls=server.base_urls)
-    offers = {(o.instance_type, o.price_type): o for o in _offers(report)}
-    # 204800 MiB is the VM's RAM: read as GPU memory it would make this an H100 NVL.
-    h100 = offers["gpu-h100-sxm_1gpu-16vcpu-200gb", "spot"]
-    assert (h100.provider, h100.gpu, h100.usd_per_hour) == ("nebius", "h100-sxm5-80gb", 1.25)
-    assert offers["gpu-h100-sxm_1gpu-16vcpu-200gb", "on_demand"].usd_per_hour == 2.95
-    assert offers["gpu-l40s-a_1gpu-8vcpu-32gb", "on_demand"].gpu == "l40s"
-    assert ("gpu-l40s-a_1gpu-8vcpu-32gb", "spot") not in offers  # empty SpotPrice
-    assert len(offers) == 3  # the CPU row has no accelerator
-
-
-def test_alicloud_catalog_reads_bare_gpu_memory_and_leaves_vgpu_slices_unknown(server, client):
-    report = fetch_provider("alicloud", client, {}, base_urls=server.base_urls)
-    offers = _offers(report)
-    by_type = {(o.instance_type, o.price_type): o for o in offers}
-    # "V100 32GB" in GpuInfo tells the 32 GB part; the name alone would say 16 GB.
-    assert by_type["ecs.gn6e-c12g1.3xlarge", "on_demand"].gpu == "v100-sxm2-32gb"
-    assert by_type["ecs.gn7i-c8g1.2xlarge", "spot"].usd_per_hour == 0.78205014
-    slice_ = by_type["ecs.sgn7i-vws-m2.xlarge", "on_demand"]
-    assert slice_.gpu is None and slice_.gpu_name == "A10*1/12"  # counted as unknown
-
-
-def test_an_html_page_instead_of_a_catalog_fails(server, client):
-    server.raw["nebius"] = b"<html><body>rate limited</body></html>"
-    report = fetch_provider("nebius", client, {}, base_urls=server.base_urls)
-    assert report.status.startswith("failed: page 1: unreadable body")
-    assert report.contents() == []
+@pytest.mark.parametrize("provider", sorted(NO_PRICE_API))
+def test_providers_without_a_price_api_are_skipped_without_a_request(server, client, provider):
+    report = fetch_provider(provider, client, ALL_ENV, base_urls=server.base_urls)
+    assert report.status.startswith("skipped: ") and "bundled offers only" in report.status
+    assert report.results == () and report.contents() == []
+    assert server.requests == []

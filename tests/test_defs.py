@@ -49,12 +49,12 @@ def test_price_observations_are_partitioned_daily():
     for key in ("price_observations", "gpu_prices_daily"):
         assert isinstance(specs[key].partitions_def, dg.DailyPartitionsDefinition)
     assert specs["cloud_offers"].partitions_def.get_partition_keys() == [
-        "alicloud",
         "aws",
         "azure",
+        "coreweave",
         "gcp",
+        "hyperstack",
         "lambda",
-        "nebius",
         "runpod",
         "vast",
     ]

@@ -218,7 +218,7 @@ def test_broken_provider_fails_alone_and_its_offers_show_as_stale(built, tmp_pat
             ).fetchall()
         )
         assert latest["azure"] == "failed"
-        others = ("alicloud", "aws", "gcp", "lambda", "nebius", "runpod", "vast")
+        others = ("aws", "coreweave", "gcp", "hyperstack", "lambda", "runpod", "vast")
         assert {latest[p] for p in others} == {"ok"}
     finally:
         con.close()

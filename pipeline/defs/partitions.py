@@ -10,5 +10,14 @@ daily = dg.DailyPartitionsDefinition(start_date="2020-01-01", timezone="UTC", en
 
 # Cloud prices are loaded per provider, so one provider failing (a schema change, a 429
 # storm) fails only its own partition and the others still publish.
-CLOUD_PROVIDERS = ("alicloud", "aws", "azure", "gcp", "lambda", "nebius", "runpod", "vast")
+CLOUD_PROVIDERS = (
+    "aws",
+    "azure",
+    "coreweave",
+    "gcp",
+    "hyperstack",
+    "lambda",
+    "runpod",
+    "vast",
+)
 providers = dg.StaticPartitionsDefinition(list(CLOUD_PROVIDERS))

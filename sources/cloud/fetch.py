@@ -14,10 +14,9 @@ in `sources.cloud.parsers.CLOUD_PARSERS` reads (one body per page or response).
 - vast: `GET /api/v0/bundles/?q=<JSON query>`, no credentials (`VAST_API_KEY` as Bearer
   when set);
 - runpod: GraphQL `gpuTypes` (POST), `Authorization: Bearer RUNPOD_API_KEY`;
-- nebius, alicloud: no public price API is implemented here (Nebius' needs a service
-  account, Alibaba's a signed `DescribePrice` per instance type and zone), so the public
-  SkyPilot-format catalog `vms.csv` for that cloud is fetched instead (one GET, no
-  credentials; `CATALOG_URLS`). Its prices are as fresh as the catalog's last rebuild.
+- coreweave, hyperstack: no price API is implemented (CoreWeave publishes prices only on
+  its web page; Hyperstack's Pricebook API needs an account key and its response format
+  is not documented here): always "skipped", no request; their bundled offers stay.
 
 Credentials are read from `env` only, sent in headers only (never in a URL, so never in the
 archive index), never logged and never put into a status or exception. A provider whose
@@ -50,7 +49,12 @@ from sources.retail.amazon_api import sign_request
 
 log = logging.getLogger("gpuvalue.cloud.fetch")
 
-PROVIDERS = ("aws", "azure", "gcp", "lambda", "vast", "runpod", "nebius", "alicloud")
+PROVIDERS = ("aws", "azure", "gcp", "lambda", "vast", "runpod", "coreweave", "hyperstack")
+# Providers with a bundled snapshot but no live fetcher (see the module docstring).
+NO_PRICE_API = {
+    "coreweave": "no public price API (prices are published on coreweave.com/pricing only)",
+    "hyperstack": "Pricebook API not implemented (needs an account key)",
+}
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "aws": "https://api.pricing.us-east-1.amazonaws.com/",
@@ -60,16 +64,10 @@ DEFAULT_BASE_URLS: dict[str, str] = {
     "vast": "https://console.vast.ai/api/v0/bundles/",
     "runpod": "https://api.runpod.io/graphql",
 }
-# Public SkyPilot-format catalogs for clouds whose own price API is not implemented. The
-# Nebius one is SkyPilot's (rebuilt every 7 hours from Nebius' billing API); Alibaba's is a
-# community fork's (rebuilt from Alibaba's pricing API, CNY converted at a fixed rate).
-CATALOG_URLS: dict[str, str] = {
-    "nebius": "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/"
-    "catalogs/v7/nebius/vms.csv",
-    "alicloud": "https://raw.githubusercontent.com/sugarlxn/skypilot-catalog/master/"
-    "catalogs/v8/alicloud/vms.csv",
+DEFAULT_BASE_URLS |= {
+    "coreweave": "https://www.coreweave.com/pricing",
+    "hyperstack": "https://infrahub-api.nexgencloud.com/v1/pricebook",
 }
-DEFAULT_BASE_URLS |= CATALOG_URLS
 
 # --- AWS Price List Query API -------------------------------------------------------------
 AWS_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
@@ -247,11 +245,6 @@ def _parser_body(provider: str, content: bytes) -> bytes:
     """
     if provider == "aws":
         return aws_offer_file(content)
-    if provider in CATALOG_URLS:
-        head = content[:4096].decode("utf-8-sig", errors="replace").splitlines()[:1]
-        if not head or "AcceleratorName" not in head[0]:
-            raise MalformedFile(f"not a {provider} SkyPilot vms.csv: no AcceleratorName header")
-        return content
     data = _json(content)
     if not isinstance(data, dict):
         raise MalformedFile(f"expected a JSON object, got {type(data).__name__}")
@@ -464,9 +457,9 @@ def _fetch_runpod(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -
     return _single(run, run.post(url, json={"query": RUNPOD_QUERY}, headers=headers))
 
 
-def _fetch_catalog(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
-    del env, max_pages  # a public file, one response
-    return _single(run, run.get(url, headers={"Accept": "text/csv"}))
+def _fetch_no_api(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+    del url, env, max_pages  # nothing is requested
+    return f"skipped: {NO_PRICE_API[run.provider]}; bundled offers only"
 
 
 _FETCHERS: dict[str, Callable[[_Run, str, Mapping[str, str], int], str]] = {
@@ -476,6 +469,6 @@ _FETCHERS: dict[str, Callable[[_Run, str, Mapping[str, str], int], str]] = {
     "lambda": _fetch_lambda,
     "vast": _fetch_vast,
     "runpod": _fetch_runpod,
-    "nebius": _fetch_catalog,
-    "alicloud": _fetch_catalog,
+    "coreweave": _fetch_no_api,
+    "hyperstack": _fetch_no_api,
 }

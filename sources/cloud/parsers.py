@@ -19,12 +19,12 @@ from sources.cloud.vast import parse_vast
 
 
 def parse_nebius(content: bytes) -> list[CloudOffer]:
-    """Nebius offers: its SkyPilot catalog vms.csv (Nebius has no public price API)."""
+    """Nebius offers from its SkyPilot catalog vms.csv (inspect command; not loaded)."""
     return parse_skypilot(content, "nebius")
 
 
 def parse_alicloud(content: bytes) -> list[CloudOffer]:
-    """Alibaba Cloud offers: a SkyPilot-format vms.csv built from its pricing API."""
+    """Alibaba Cloud offers from a SkyPilot-format vms.csv (inspect command; not loaded)."""
     return parse_skypilot(content, "alicloud")
 
 

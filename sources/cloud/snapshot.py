@@ -3,8 +3,9 @@
 The bundled snapshot (`sources/data/cloud/<provider>.csv`) holds facts transcribed from
 captured catalogs. Rendering them as the kind of document they came from (an
 ec2instances.info `instances.json` for AWS, a SkyPilot `vms.csv` for Azure, GCP, Lambda,
-vast.ai, Nebius and Alibaba Cloud) and parsing that with the live-mode parser checks that
-every fact is what our own parser would make of it: the same GPU, GPU count, region, price
+vast.ai, and for CoreWeave and Hyperstack, which publish no machine-readable list) and
+parsing that with the live-mode parser checks that every fact is what our own parser would
+make of it: the same GPU, GPU count, region, price
 type and price. A curated row the parser would read differently is a transcription or
 mapping error.
 
@@ -35,7 +36,9 @@ GCP_MACHINE_ACCELERATORS = (
     ("a3-", "H100"),
     ("g2-", "L4"),
 )
-SKYPILOT_PROVIDERS = ("azure", "gcp", "lambda", "vast", "nebius", "alicloud")
+# CoreWeave and Hyperstack publish no machine-readable price list that we read; their facts
+# (from their pricing pages) are rendered as SkyPilot vms.csv, the common catalog format.
+SKYPILOT_PROVIDERS = ("azure", "gcp", "lambda", "vast", "coreweave", "hyperstack")
 RENDERED = ("aws", *SKYPILOT_PROVIDERS)
 _SPOT_KEY = "spot_min"
 _RESERVED_KEYS = {
