@@ -10,7 +10,6 @@ from pipeline.model.debias import debias
 from pipeline.model.parameters import ModelParameters, from_env
 from pipeline.model.performance import (
     eight_bit_speedup,
-    estimate_from_specs,
     fit_log_performance,
     place_on_anchor,
     relative_performance,
@@ -259,17 +258,30 @@ def test_disconnected_sets_keep_their_ratios_and_land_on_the_anchor_scale():
 
 
 def test_spec_estimate_uses_fixed_elasticities_with_few_gpus():
-    measured = pl.DataFrame({"gpu_id": ["a"], "log_perf": [0.0]})
+    """The path the pipeline runs: fewer than 8 measured GPUs -> Dettmers' 0.5/0.5 rule."""
     gpus = gpus_frame(
         [
             {"gpu_id": "a", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0},
+            {"gpu_id": "c", "memory_bandwidth_gbs": 4000.0, "fp16_tensor_tflops": 400.0},
             {"gpu_id": "b", "memory_bandwidth_gbs": 4000.0, "fp16_tensor_tflops": 100.0},
         ]
     )
-    est = estimate_from_specs(measured, gpus).sort("gpu_id")
+    debiased = pl.DataFrame(
+        {
+            "workload": ["training_16bit"] * 2,
+            "gpu_id": ["a", "c"],
+            "source": ["s"] * 2,
+            "software_era": ["e"] * 2,
+            "citation": ["c"] * 2,
+            "model": ["m"] * 2,
+            "precision": ["fp16"] * 2,
+            "throughput_per_gpu": [100.0, 400.0],
+        }
+    )
+    out = relative_performance(debiased, gpus, ModelParameters(reference_gpu="a"), DAY)
+    b = out.filter((pl.col("workload") == "training_16bit") & (pl.col("gpu_id") == "b"))
     # 4x the bandwidth at equal compute -> sqrt(4) = 2x.
-    values = est["estimated_log_perf"].to_list()
-    assert math.exp(values[1] - values[0]) == pytest.approx(2.0)
+    assert b["method"].item() == "estimated" and b["value"].item() == pytest.approx(2.0)
 
 
 def test_relative_performance_normalises_to_reference_and_marks_estimates():
@@ -321,6 +333,14 @@ def test_relative_performance_normalises_to_reference_and_marks_estimates():
         2 * value[("inference_16bit", "new")]["value"]
     )
     assert set(out["reference_gpu"]) == {"ref"}
+    # No 8-bit result is behind any 8-bit row: every one is an estimate with n_results 0;
+    # the reference is 1 by definition (two measured GPUs leave the 16-bit fit without
+    # residual degrees of freedom, so neither workload has an interval here).
+    eight = out.filter(pl.col("workload") == "inference_8bit")
+    assert set(eight["method"]) == {"estimated"} and set(eight["n_results"]) == {0}
+    ref8, ref16 = value[("inference_8bit", "ref")], value[("inference_16bit", "ref")]
+    assert ref8["value"] == pytest.approx(1.0)
+    assert (ref8["value_low"], ref8["value_high"]) == (ref16["value_low"], ref16["value_high"])
 
 
 def test_eight_bit_speedup_only_for_fp8_architectures():

@@ -24,6 +24,7 @@ from pipeline.model.fit import (
 )
 from pipeline.model.parameters import ModelParameters, from_env
 from pipeline.model.performance import (
+    REFERENCE_8BIT,
     choose_spec_model,
     leave_one_gpu_out,
     relative_performance,
@@ -548,6 +549,23 @@ def test_noise_free_measurements_have_zero_width_intervals():
     g2 = out.filter(pl.col("gpu_id") == "g2").row(0, named=True)
     assert g2["value"] == pytest.approx(true_perf(gpus, "g2") / true_perf(gpus, "g0"))
     assert g2["value_low"] == pytest.approx(g2["value"]) == pytest.approx(g2["value_high"])
+
+
+def test_reference_eight_bit_row_is_one_by_definition_and_says_so():
+    gpus = spec_catalog()
+    rows = [
+        {"workload": w, "gpu_id": f"g{i}", "model": m,
+         "throughput_per_gpu": k * true_perf(gpus, f"g{i}") * (1 + 0.01 * (i % 3))}
+        for i in range(10)
+        for m, k in (("m1", 100.0), ("m2", 30.0))
+        for w in ("training_16bit", "inference_16bit")
+    ]  # fmt: skip
+    out = relative_performance(debiased_frame(rows), gpus, ModelParameters(reference_gpu="g0"), DAY)
+    ref8 = out.filter((pl.col("workload") == "inference_8bit") & (pl.col("gpu_id") == "g0"))
+    ref8 = ref8.row(0, named=True)
+    assert (ref8["value"], ref8["value_low"], ref8["value_high"]) == pytest.approx((1, 1, 1))
+    assert (ref8["method"], ref8["n_results"]) == ("estimated", 0)
+    assert ref8["interval_method"] == REFERENCE_8BIT
 
 
 # --- validation ----------------------------------------------------------------------------

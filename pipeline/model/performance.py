@@ -181,20 +181,6 @@ def place_on_anchor(measured: pl.DataFrame, anchor: pl.DataFrame) -> pl.DataFram
     )
 
 
-def estimate_from_specs(measured: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
-    """Predict log_perf for every catalog GPU from bandwidth and fp16 tensor TFLOPS.
-
-    With at least 8 measured GPUs and non-negative fitted elasticities, both elasticities
-    are fitted; otherwise (too little data, or an implausible fit) they are fixed at 0.5 each
-    (the geometric mean of the bandwidth and compute ratios) and only the level is fitted.
-    """
-    predict = _fit_spec("bandwidth_tensor", measured.join(spec_features(gpus), on="gpu_id"))
-    features = spec_features(gpus)
-    return features.select("gpu_id").with_columns(
-        estimated_log_perf=pl.Series(predict(features), dtype=pl.Float64)
-    )
-
-
 # --- the spec-based estimator, its candidates and their leave-one-GPU-out error ----------
 
 # Candidates, simplest first (a tie goes to the simpler one). Dettmers scaled untested cards
@@ -490,6 +476,9 @@ def relative_performance(
     )
 
 
+REFERENCE_8BIT = "reference GPU: 1 by definition (8-bit values are relative to its 8-bit speed)"
+
+
 def eight_bit_speedup(gpus: pl.DataFrame) -> pl.DataFrame:
     """8-bit over 16-bit tensor speed: FP8/FP16 on FP8-capable GPUs, else 1 (Dettmers)."""
     has_fp8 = (
@@ -509,20 +498,28 @@ def inference_8bit(
     """8-bit inference relative performance derived from 16-bit inference (always estimated).
 
     The interval is the 16-bit one scaled by the same factor; the 8-bit rule's own error is
-    not quantified (no 8-bit training or MLPerf figures are ingested yet).
+    not quantified (no 8-bit training or MLPerf figures are ingested yet). No 8-bit result
+    is behind any row, so `n_results` is 0 as for every estimate; the reference GPU is 1 by
+    definition (every 8-bit value is relative to its 8-bit speed), interval [1, 1].
     """
     speed = eight_bit_speedup(gpus)
     ref_speed = speed.filter(pl.col("gpu_id") == reference)["speedup"][0]
     factor = pl.col("speedup") / ref_speed
+    is_reference = pl.col("gpu_id") == reference
     return inference_16bit.join(speed, on="gpu_id").select(
         "gpu_id",
         pl.lit("inference_8bit").alias("workload"),
         value=pl.col("value") * factor,
         method=pl.lit("estimated"),
-        n_results="n_results",
+        n_results=pl.col("n_results") * 0,  # same dtype as the 16-bit rows it is stacked on
         value_low=pl.col("value_low") * factor,
         value_high=pl.col("value_high") * factor,
-        interval_method=pl.when(pl.col("interval_method").is_not_null()).then(
+        interval_method=pl.when(is_reference)
+        .then(
+            pl.lit("reference GPU: 1 by definition (8-bit values are relative to its 8-bit speed)")
+        )
+        .when(pl.col("interval_method").is_not_null())
+        .then(
             pl.lit(
                 "16-bit inference interval scaled by the 8-bit speedup (rule error not included)"
             )
