@@ -365,6 +365,10 @@ def test_constants_mode_selects_the_set_and_every_row_records_it(mode, efficienc
     tags = set(used["parameter_set"] + ":" + used["key"])
     assert source in tags and gain in tags
     assert "dettmers:4" not in tags  # no 4-GPU row was debiased
+    # The cost model's system sizes count as well: its 4-GPU systems apply Dettmers' e_4.
+    costed = mark_used(constants, out, mode, (1, 4)).filter(pl.col("used"))
+    tags = set(costed["parameter_set"] + ":" + costed["key"])
+    assert {"dettmers:1", "dettmers:4", source} <= tags and "dettmers:2" not in tags
 
 
 @pytest.mark.parametrize("mode", ["auto", "fitted"])

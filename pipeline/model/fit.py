@@ -520,12 +520,25 @@ def dettmers_efficiency_table(params: ModelParameters) -> pl.DataFrame:
     return efficiency_table(dettmers_constants(params), "dettmers")
 
 
-def mark_used(constants: pl.DataFrame, debiased: pl.DataFrame) -> pl.DataFrame:
-    """Set `used` to whether any debiased row applied the constant (its `*_source` tag)."""
+def mark_used(
+    constants: pl.DataFrame,
+    debiased: pl.DataFrame,
+    mode: str | None = None,
+    system_sizes: tuple[int, ...] = (),
+) -> pl.DataFrame:
+    """Set `used` to whether the run applied the constant.
+
+    A constant is used when a debiased row applied it (its `*_source` tag) or, for the
+    efficiencies, when the cost model applies it to one of `system_sizes` (the e_n
+    `efficiency_table(constants, mode)` resolves for that size).
+    """
     tag = pl.concat_str("parameter_set", pl.lit(":"), "key")
     gains = debiased["batch_gain_source"].drop_nulls().unique().to_list()
-    efficiencies = debiased["efficiency_source"].drop_nulls().unique().to_list()
+    efficiencies = set(debiased["efficiency_source"].drop_nulls().unique().to_list())
+    if mode is not None and system_sizes:
+        table = efficiency_table(constants, mode)
+        efficiencies |= set(table.filter(pl.col("num_gpus").is_in(list(system_sizes)))["source"])
     return constants.with_columns(
         used=((pl.col("name") == "batch_gain_per_doubling") & tag.is_in(gains))
-        | ((pl.col("name") == "multi_gpu_efficiency") & tag.is_in(efficiencies))
+        | ((pl.col("name") == "multi_gpu_efficiency") & tag.is_in(sorted(efficiencies)))
     )

@@ -59,7 +59,9 @@ def benchmark_debiased(
         catalog = con.sql("SELECT * FROM gpus").pl()
         constants = fit_constants(results, catalog, params)
         rows = debias(results, params, run_date, constants, catalog)
-        constants = mark_used(constants, rows).with_columns(run_date=pl.lit(run_date))
+        constants = mark_used(constants, rows, params.constants, params.system_sizes).with_columns(
+            run_date=pl.lit(run_date)
+        )
         replace_rows(con, "benchmark_debiased", rows, "run_date = ?", [run_date])
         replace_rows(con, "model_constants", constants, "run_date = ?", [run_date])
         replace_rows(
