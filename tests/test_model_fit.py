@@ -657,11 +657,16 @@ def test_pipeline_stores_constants_and_validation_figures(built):
     }
     speedups = validation.filter(pl.col("check_name") == "a100_vs_v100")
     assert set(speedups["reference_value"]) == {1.45, 1.70}
-    # Every debiased row says which constants it applied; every used constant is applied.
+    # Every debiased row says which constants it applied; every used constant is applied,
+    # by a debiased row or by the cost model to a system size (the e_n it resolves).
     assert debiased["efficiency_source"].null_count() == 0
     used = constants.filter(pl.col("used"))
+    params = ModelParameters()
+    costed = efficiency_table(constants, params.constants).filter(
+        pl.col("num_gpus").is_in(list(params.system_sizes))
+    )
     applied = set(debiased["efficiency_source"]) | set(debiased["batch_gain_source"].drop_nulls())
-    assert set(used["parameter_set"] + ":" + used["key"]) == applied
+    assert set(used["parameter_set"] + ":" + used["key"]) == applied | set(costed["source"])
     # Intervals bracket every relative-performance value.
     bounded = relative.filter(pl.col("value_low").is_not_null())
     assert bounded.height == relative.height
