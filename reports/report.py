@@ -202,7 +202,8 @@ def _retail_section(data: ReportData, params: dict) -> list[str]:
 
 
 def _money(expr: pl.Expr) -> pl.Expr:
-    return pl.format("${}", expr.round(0).cast(pl.Int64))
+    """'$2,269': whole dollars with a thousands separator."""
+    return expr.map_elements(lambda v: f"${v:,.0f}", return_dtype=pl.Utf8)
 
 
 def _interval(value: str, low: str, high: str, scale: pl.Expr | float = 1.0) -> pl.Expr:
