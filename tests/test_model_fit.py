@@ -369,6 +369,16 @@ def test_constants_mode_selects_the_set_and_every_row_records_it(mode, efficienc
     costed = mark_used(constants, out, mode, (1, 4)).filter(pl.col("used"))
     tags = set(costed["parameter_set"] + ":" + costed["key"])
     assert {"dettmers:1", "dettmers:4", source} <= tags and "dettmers:2" not in tags
+    # Where the fitted e_8 drives 8-GPU systems, Dettmers' e_8 is not "used" by them (the
+    # fallback row for GPUs outside the catalog is not a system the cost model prices).
+    if mode == "auto":
+        eight = mark_used(constants, out.filter(pl.col("num_gpus") != 8), mode, (8,))
+        tags = set(
+            eight.filter(pl.col("used"))["parameter_set"]
+            + ":"
+            + eight.filter(pl.col("used"))["key"]
+        )
+        assert "dettmers:8" not in tags and source in tags
 
 
 @pytest.mark.parametrize("mode", ["auto", "fitted"])

@@ -536,8 +536,12 @@ def mark_used(
     gains = debiased["batch_gain_source"].drop_nulls().unique().to_list()
     efficiencies = set(debiased["efficiency_source"].drop_nulls().unique().to_list())
     if mode is not None and system_sizes:
-        table = efficiency_table(constants, mode)
-        efficiencies |= set(table.filter(pl.col("num_gpus").is_in(list(system_sizes)))["source"])
+        # Catalog GPUs always have an interconnect; the interconnect-null fallback row is
+        # for benchmark GPUs outside the catalog, which the cost model never prices.
+        table = efficiency_table(constants, mode).filter(
+            pl.col("num_gpus").is_in(list(system_sizes)) & pl.col("interconnect").is_not_null()
+        )
+        efficiencies |= set(table["source"])
     return constants.with_columns(
         used=((pl.col("name") == "batch_gain_per_doubling") & tag.is_in(gains))
         | ((pl.col("name") == "multi_gpu_efficiency") & tag.is_in(sorted(efficiencies)))
