@@ -672,8 +672,9 @@ def test_pipeline_stores_constants_and_validation_figures(built):
     assert debiased["efficiency_source"].null_count() == 0
     used = constants.filter(pl.col("used"))
     params = ModelParameters()
+    # Systems are built from catalog GPUs, which always have an interconnect.
     costed = efficiency_table(constants, params.constants).filter(
-        pl.col("num_gpus").is_in(list(params.system_sizes))
+        pl.col("num_gpus").is_in(list(params.system_sizes)) & pl.col("interconnect").is_not_null()
     )
     applied = set(debiased["efficiency_source"]) | set(debiased["batch_gain_source"].drop_nulls())
     assert set(used["parameter_set"] + ":" + used["key"]) == applied | set(costed["source"])
