@@ -212,6 +212,26 @@ def test_mlperf_training_time_to_train_becomes_trainings_per_hour():
     assert parsed.unknown_gpus == {"TPU-v5p": 1}
 
 
+def test_mlperf_training_reads_memory_of_bare_names_and_skips_undated_rounds():
+    header = (FIXTURES / "mlperf" / "training_summary.csv").read_text().splitlines()[0]
+    row = (
+        "{round},ExampleCo,closed,available,sys_v,Example 8x V100,{name},8,1,8,{memory},"
+        "PyTorch,resnet,1664,5,5,70.0,70.1,69.8,70.3,ExampleCo/results/sys_v/resnet,"
+        "fedcba9876543210fedcba9876543210fedcba98"
+    )
+    rows = [
+        row.format(round="v0.7", name="Nvidia Tesla V100", memory="32GB"),
+        row.format(round="v0.7", name="Nvidia Tesla V100", memory="16 GB"),
+        row.format(round="v0.7", name="NVIDIA A100", memory="40G"),
+        row.format(round="v9.9", name="NVIDIA A100", memory="80 GB"),
+    ]
+    parsed = parse_mlperf("\n".join([header, *rows]).encode(), known=catalog())
+    # The memory column picks the variant a bare name leaves open.
+    assert [r.gpu for r in parsed.records] == ["v100-sxm2-32gb", "v100-sxm2-16gb", "a100-sxm4-40gb"]
+    # A round with no known publication date is skipped and counted, never given a fake date.
+    assert parsed.skipped == {"round 'v9.9' has no known publication date": 1}
+
+
 def test_mlperf_inference_keeps_closed_offline_throughput():
     content = (FIXTURES / "mlperf" / "summary_results.json").read_bytes()
     parsed = parse_mlperf(content, commit="fedcba98", known=catalog())

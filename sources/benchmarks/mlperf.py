@@ -141,6 +141,20 @@ def parse_mlperf(
     )
 
 
+def _with_memory(row: dict) -> str:
+    """The accelerator name, with the memory column added where the name omits it.
+
+    A bare "Nvidia Tesla V100" or "NVIDIA A100" comes in two memory sizes, and the size is
+    often only in `accelerator_memory_capacity` ("32GB", "40G"); without it the name maps
+    to the smaller part.
+    """
+    name = row["accelerator_model_name"].strip()
+    memory = re.match(r"\s*(\d+)\s*G", row.get("accelerator_memory_capacity", "") or "")
+    if memory and re.search(r"\b(?:V100|A100)\b", name) and not re.search(r"\d\s*GB", name):
+        return f"{name} {memory.group(1)}GB"
+    return name
+
+
 def _training(rows, source_file, known) -> ParsedTable:
     result = ParsedTable()
     for row in rows:
@@ -161,6 +175,10 @@ def _training(rows, source_file, known) -> ParsedTable:
             continue
         minutes = _number(row.get("minutes_olympic_mean", ""))
         round_ = row["mlperf_round"].strip()
+        if round_ not in ROUND_DATES["training"]:
+            # A round we have no publication date for: no as-of date is better than a false one.
+            result.skipped[f"round {round_!r} has no known publication date"] += 1
+            continue
         num_gpus = int(total)
         gbs = _number(row.get("global_batch_size", ""))
         per_gpu = int(gbs // num_gpus) if gbs and gbs % num_gpus == 0 else None
@@ -176,7 +194,7 @@ def _training(rows, source_file, known) -> ParsedTable:
         result.records.append(
             BenchmarkRecord(
                 source=SOURCE,
-                gpu=gpu_id_for(row["accelerator_model_name"], known),
+                gpu=gpu_id_for(_with_memory(row), known),
                 gpu_name=row["accelerator_model_name"],
                 system=f"{row.get('submitter', '')} {row.get('system_name') or row['system']}",
                 model=model[0],
@@ -188,7 +206,7 @@ def _training(rows, source_file, known) -> ParsedTable:
                 throughput=60.0 / minutes if minutes and minutes > 0 else None,
                 unit="trainings/h",
                 software_era=f"mlperf-training-{round_}",
-                as_of=ROUND_DATES["training"].get(round_, dt.date(2000, 1, 1)),
+                as_of=ROUND_DATES["training"][round_],
                 citation=f"{repo} {row.get('results_path', '')}@{commit}".strip(),
                 source_file=source_file,
                 flags=tuple(flags),
@@ -228,6 +246,9 @@ def _inference(rows, source_file, commit, known) -> ParsedTable:
         slug = "bert_large" if base.startswith("bert") else info[0]
         accuracy = name[len(base) :]
         version = row.get("version", "").strip() or row.get("ID", "").split("-")[0]
+        if version not in ROUND_DATES["inference"]:
+            result.skipped[f"round {version!r} has no known publication date"] += 1
+            continue
         weights = row.get("weight_data_types", "").strip().lower()
         precision = _WEIGHT_TYPES.get(weights, "mixed")
         total = per_node * nodes
@@ -250,7 +271,7 @@ def _inference(rows, source_file, commit, known) -> ParsedTable:
                 throughput=value if value > 0 else None,
                 unit=unit,
                 software_era=f"mlperf-inference-{version}",
-                as_of=ROUND_DATES["inference"].get(version, dt.date(2000, 1, 1)),
+                as_of=ROUND_DATES["inference"][version],
                 citation=(
                     f"mlcommons/inference_results_{version} {location or row.get('ID', '')}"
                     + (f"@{commit[:8]}" if commit else "")
