@@ -18,10 +18,9 @@ import json
 import re
 
 from sources.cloud.gpu_names import aggregator_gpu
-from sources.cloud.records import MalformedFile, ReferencePrice
+from sources.cloud.records import MalformedFile, ReferencePrice, provider_id
 
 SOURCE = "gpuhunt"
-PROVIDER_NAMES = {"lambdalabs": "lambda", "vastai": "vast"}
 _PRICE = re.compile(r"\$?\s*(\d+(?:\.\d+)?)")
 
 
@@ -68,7 +67,7 @@ def parse_gpuhunt(content: bytes) -> list[ReferencePrice]:
         prices.append(
             ReferencePrice(
                 source=SOURCE,
-                provider=PROVIDER_NAMES.get(provider, provider),
+                provider=provider_id(provider),
                 instance_type=None,
                 region=None,
                 price_type=None,

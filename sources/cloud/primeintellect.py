@@ -30,11 +30,10 @@ import re
 from datetime import datetime
 
 from sources.cloud.gpu_names import aggregator_gpu
-from sources.cloud.records import MalformedFile, ReferencePrice
+from sources.cloud.records import MalformedFile, ReferencePrice, provider_id
 
 SOURCE = "primeintellect"
 STATISTICS = ("min", "p10", "p25", "median", "p75", "p90", "max", "mean")
-PROVIDER_NAMES = {"lambdalabs": "lambda", "vastai": "vast"}
 _CONFIG = re.compile(r"(\d+)x")
 _MEMORY = re.compile(r"_(\d+)GB", re.IGNORECASE)
 
@@ -60,10 +59,6 @@ def _count(mapping: dict, key: str, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise MalformedFile(f"{where}.{key}: {value!r} is not a count")
     return value
-
-
-def _cloud(name: object) -> str:
-    return PROVIDER_NAMES.get(str(name).lower(), str(name).lower())
 
 
 def parse_primeintellect(content: bytes) -> list[ReferencePrice]:
@@ -140,7 +135,7 @@ def _snapshot(line: str, where: str) -> list[ReferencePrice]:
             records.append(
                 ReferencePrice(
                     **base,
-                    provider=_cloud(cloud),
+                    provider=provider_id(cloud),
                     region=None,
                     price_type=None,
                     gpu_count=None,
@@ -172,7 +167,7 @@ def _config(config: str, figures: object, base: dict, where: str) -> list[Refere
     location = deal.get("location")
     cheapest = ReferencePrice(
         **base,
-        provider=_cloud(deal["provider"]) if deal.get("provider") else None,
+        provider=provider_id(deal["provider"]) if deal.get("provider") else None,
         region=location if location and location != "N/A" else None,
         price_type=None if spot is None else ("spot" if spot else "on_demand"),
         gpu_count=count,

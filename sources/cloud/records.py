@@ -54,6 +54,16 @@ class CloudOffer:
         return {key: getattr(self, key) for key in self.CLI_FIELDS}
 
 
+# Aggregators name some clouds differently from our provider ids.
+_AGGREGATOR_PROVIDERS = {"lambdalabs": "lambda", "vastai": "vast"}
+
+
+def provider_id(name: object) -> str:
+    """Our provider id for an aggregator's cloud name ('lambdalabs' -> 'lambda')."""
+    key = str(name).strip().lower()
+    return _AGGREGATOR_PROVIDERS.get(key, key)
+
+
 @dataclass(frozen=True)
 class ReferencePrice:
     """A price from an aggregator (gpuhunt, Prime Intellect): a reference, not an offer.
