@@ -44,6 +44,7 @@ from sources.cloud.azure import API_URL as AZURE_API_URL
 from sources.cloud.azure import fetch_azure
 from sources.cloud.parsers import CLOUD_PARSERS
 from sources.cloud.records import MalformedFile
+from sources.credentials import env_secret
 from sources.http import FetchResult, PoliteClient
 from sources.retail.amazon_api import sign_request
 
@@ -221,12 +222,6 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _secret(env: Mapping[str, str], name: str) -> str | None:
-    value = env.get(name)
-    value = value.strip() if isinstance(value, str) else None
-    return value or None
-
-
 def _json(content: bytes) -> Any:
     try:
         return json.loads(content)
@@ -324,11 +319,11 @@ def aws_request_body(region: str, next_token: str | None = None) -> bytes:
 
 
 def _fetch_aws(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
-    access_key = _secret(env, ENV_AWS_ACCESS_KEY)
-    secret_key = _secret(env, ENV_AWS_SECRET_KEY)
+    access_key = env_secret(env, ENV_AWS_ACCESS_KEY)
+    secret_key = env_secret(env, ENV_AWS_SECRET_KEY)
     if access_key is None or secret_key is None:
         return "skipped: no AWS credentials"
-    session_token = _secret(env, ENV_AWS_SESSION_TOKEN)
+    session_token = env_secret(env, ENV_AWS_SESSION_TOKEN)
     pages = 0
     for region in AWS_REGIONS:
         token: str | None = None
@@ -395,7 +390,7 @@ def _fetch_azure(run: _Run, url: str, env: Mapping[str, str], max_pages: int) ->
 
 
 def _fetch_gcp(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
-    key = _secret(env, ENV_GCP_KEY)
+    key = env_secret(env, ENV_GCP_KEY)
     if key is None:
         return f"skipped: no GCP API key ({ENV_GCP_KEY})"
     headers = {"X-Goog-Api-Key": key, "Accept": "application/json"}
@@ -431,7 +426,7 @@ def _single(run: _Run, result: FetchResult) -> str:
 
 def _fetch_lambda(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
     del max_pages  # one response
-    key = _secret(env, ENV_LAMBDA_KEY)
+    key = env_secret(env, ENV_LAMBDA_KEY)
     if key is None:
         return f"skipped: no Lambda API key ({ENV_LAMBDA_KEY})"
     headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
@@ -441,7 +436,7 @@ def _fetch_lambda(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -
 def _fetch_vast(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
     del max_pages  # one response, bounded by the query's limit
     headers = {"Accept": "application/json"}
-    key = _secret(env, ENV_VAST_KEY)
+    key = env_secret(env, ENV_VAST_KEY)
     if key is not None:
         headers["Authorization"] = f"Bearer {key}"
     query = json.dumps(VAST_QUERY, separators=(",", ":"))
@@ -450,7 +445,7 @@ def _fetch_vast(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> 
 
 def _fetch_runpod(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
     del max_pages  # one response
-    key = _secret(env, ENV_RUNPOD_KEY)
+    key = env_secret(env, ENV_RUNPOD_KEY)
     if key is None:
         return f"skipped: no RunPod API key ({ENV_RUNPOD_KEY})"
     headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from sources.credentials import env_secret
 from sources.http import FetchOutcome, PoliteClient
 from sources.retail.records import Listing, Outcome, ParseResult
 
@@ -89,16 +90,13 @@ def credentials_from_env(env: Mapping[str, str]) -> AmazonCredentials | None:
     Returns:
         The credentials, or None when the API is not configured (scrape instead).
     """
-    access = (env.get(ENV_ACCESS_KEY) or "").strip()
-    secret = (env.get(ENV_SECRET_KEY) or "").strip()
-    if not access or not secret:
-        return None
-    return AmazonCredentials(access, secret)
+    access, secret = env_secret(env, ENV_ACCESS_KEY), env_secret(env, ENV_SECRET_KEY)
+    return AmazonCredentials(access, secret) if access and secret else None
 
 
 def partner_tag_from_env(env: Mapping[str, str]) -> str | None:
     """The Associates partner tag from `AMAZON_PARTNER_TAG`, or None if unset."""
-    return (env.get(ENV_PARTNER_TAG) or "").strip() or None
+    return env_secret(env, ENV_PARTNER_TAG)
 
 
 # --- AWS Signature Version 4 ----------------------------------------------------------------

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from sources.credentials import env_secret
 from sources.http import FetchOutcome, FetchResult, PoliteClient
 from sources.retail.plan import EBAY_GPU_CATEGORY
 from sources.retail.records import Listing, Outcome, ParseResult
@@ -77,11 +78,8 @@ def credentials_from_env(env: Mapping[str, str]) -> Credentials | None:
     Returns:
         The credentials, or None when the API is not configured (scrape instead).
     """
-    client_id = (env.get(ENV_CLIENT_ID) or "").strip()
-    client_secret = (env.get(ENV_CLIENT_SECRET) or "").strip()
-    if not client_id or not client_secret:
-        return None
-    return Credentials(client_id, client_secret)
+    client_id, client_secret = env_secret(env, ENV_CLIENT_ID), env_secret(env, ENV_CLIENT_SECRET)
+    return Credentials(client_id, client_secret) if client_id and client_secret else None
 
 
 class TokenError(Exception):
