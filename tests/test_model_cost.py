@@ -245,18 +245,18 @@ def test_efficiency_draws_stay_in_their_ranges():
     reps = efficiency_replicates(PARAMS)
     for n, (low, high) in PARAMS.multi_gpu_efficiency_range.items():
         eff = reps.filter(pl.col("system_gpus") == n)
-        # One Dettmers constant per size: every interconnect shares its draw.
-        assert (
-            eff.group_by("interconnect").len()["len"].to_list() == [PARAMS.bootstrap_replicates] * 3
-        )
+        # One Dettmers constant per size: every interconnect and platform shares its draw.
+        groups = eff.group_by("platform", "interconnect").len()
+        assert groups["len"].to_list() == [PARAMS.bootstrap_replicates] * groups.height
+        assert groups.height == 3 * (1 + (n in PARAMS.server_system_sizes))
         assert (
             eff.group_by("replicate").agg(pl.col("efficiency").n_unique())["efficiency"].max() == 1
         )
         assert low <= eff["efficiency"].min() <= eff["efficiency"].max() <= high
 
 
-def fitted_constants(determined_pcie: bool):
-    """model_constants rows: Dettmers' set plus fitted e_4 (both) and e_8 (nvlink, pcie)."""
+def fitted_constants(determined_nvlink8: bool, determined_pcie8: bool = True):
+    """model_constants rows: Dettmers' set plus fitted e_2, e_4 and e_8 (nvlink, pcie)."""
     rows = [
         {
             "parameter_set": "dettmers",
@@ -273,39 +273,49 @@ def fitted_constants(determined_pcie: bool):
         {"parameter_set": "fitted", "name": "multi_gpu_efficiency", "key": key, "value": v,
          "ci_low": lo, "ci_high": hi, "determined": det}
         for key, v, lo, hi, det in [
+            ("2|nvlink", 0.98, 0.95, 0.99, True),
+            ("2|pcie", 0.98, 0.97, 0.99, True),
             ("4|nvlink", 0.97, 0.91, 0.99, True),
             ("4|pcie", 0.96, 0.93, 0.99, True),
-            ("8|nvlink", 0.94, 0.85, 0.99, False),
-            ("8|pcie", 0.97, 0.91, 0.98, determined_pcie),
+            ("8|nvlink", 0.94, 0.85, 0.99, determined_nvlink8),
+            ("8|pcie", 0.97, 0.91, 0.98, determined_pcie8),
         ]
     ]  # fmt: skip
     return pl.DataFrame(rows)
 
 
 def test_cost_model_uses_the_efficiency_the_debiasing_resolved():
-    """Fitted e_4 per interconnect; e_8 falls back to Dettmers' 0.86 for both, since the
-    NVLink fit is not determined (fit.efficiency_table, as benchmark_debiased applies it)."""
-    table = efficiency_table(fitted_constants(determined_pcie=True), "auto")
+    """Fitted e_n for every size when every fit is determined; one undetermined fit (8 GPUs,
+    NVLink) makes every size Dettmers' (fit.efficiency_table, as benchmark_debiased
+    applies it), so e_n never jumps from 0.97 at 4 GPUs to 0.86 at 8 from mixing sources."""
     catalog = gpus([("sx", 400.0, 80.0), ("pc", 300.0, 48.0)]).with_columns(
         form_factor=pl.Series(["sxm", "pcie"])
     )
-    out = perf_per_dollar(
-        relative([("sx", 2.0), ("pc", 1.0)]),
-        prices([("sx", "new", 10000.0), ("pc", "new", 5000.0)]),
-        catalog,
-        PARAMS,
-        DAY,
-        table,
-    )
-    got = {(r["gpu_id"], r["system_gpus"]): r["multi_gpu_efficiency"] for r in out.to_dicts()}
+
+    def efficiencies(table):
+        out = perf_per_dollar(
+            relative([("sx", 2.0), ("pc", 1.0)]),
+            prices([("sx", "new", 10000.0), ("pc", "new", 5000.0)]),
+            catalog,
+            PARAMS,
+            DAY,
+            table,
+        )
+        got = {(r["gpu_id"], r["system_gpus"]): r["multi_gpu_efficiency"] for r in out.to_dicts()}
+        return out, got
+
+    out, got = efficiencies(efficiency_table(fitted_constants(True), "auto"))
     assert got == {
-        ("sx", 1): 1.0, ("pc", 1): 1.0,
-        ("sx", 2): 0.95, ("pc", 2): 0.95,  # no fit at 2 GPUs: Dettmers'
-        ("sx", 4): 0.97, ("pc", 4): 0.96,
-        ("sx", 8): 0.86, ("pc", 8): 0.86,
+        ("sx", 4): 0.97, ("pc", 1): 1.0, ("pc", 2): 0.98, ("pc", 4): 0.96, ("pc", 8): 0.97,
+        ("sx", 8): 0.94,
     }  # fmt: skip
     row = out.filter((pl.col("gpu_id") == "pc") & (pl.col("system_gpus") == 4)).row(0, named=True)
     assert row["perf_per_dollar"] == pytest.approx(4 * 1.0 * 0.96 / row["total_cost_usd"])
+    _, got = efficiencies(efficiency_table(fitted_constants(False), "auto"))
+    assert got == {
+        ("sx", 4): 0.875, ("sx", 8): 0.86,
+        ("pc", 1): 1.0, ("pc", 2): 0.95, ("pc", 4): 0.875, ("pc", 8): 0.86,
+    }  # fmt: skip
     # Under 'dettmers' (or without a table) the cost model is Dettmers' throughout.
     plain = perf_per_dollar(relative([("pc", 1.0)]), prices([("pc", "new", 5000.0)]), catalog,
                             PARAMS, DAY)  # fmt: skip
@@ -313,7 +323,7 @@ def test_cost_model_uses_the_efficiency_the_debiasing_resolved():
 
 
 def test_bootstrap_draws_a_fitted_efficiency_from_its_interval():
-    table = efficiency_table(fitted_constants(determined_pcie=True), "auto")
+    table = efficiency_table(fitted_constants(True), "auto")
     reps = efficiency_replicates(PARAMS, table)
     bounds = {
         (n, link): (lo, hi)
@@ -322,15 +332,19 @@ def test_bootstrap_draws_a_fitted_efficiency_from_its_interval():
         .rows()
     }
     # Fitted e_4: inside its 95 % interval (which holds the fitted value, unlike Dettmers'
-    # 0.80-0.95 range); Dettmers' e_8: inside the configured range.
+    # 0.80-0.95 range).
     assert 0.91 <= bounds[4, "nvlink"][0] and bounds[4, "nvlink"][1] <= 0.99
     assert 0.93 <= bounds[4, "pcie"][0] and bounds[4, "pcie"][1] <= 0.99
     assert bounds[4, "pcie"][1] > PARAMS.multi_gpu_efficiency_range[4][1]
+    assert 0.91 <= bounds[8, "pcie"][0] and bounds[8, "pcie"][1] <= 0.98
+    # With an undetermined fit under auto, Dettmers' e_8 is drawn from the configured range.
+    dettmers = efficiency_replicates(PARAMS, efficiency_table(fitted_constants(False), "auto"))
+    eight = dettmers.filter(pl.col("system_gpus") == 8)["efficiency"]
     low, high = PARAMS.multi_gpu_efficiency_range[8]
-    assert low <= bounds[8, "pcie"][0] and bounds[8, "pcie"][1] <= high
+    assert low <= eight.min() and eight.max() <= high
     # Under `fitted` (any existing fit), e_8 is drawn from the fitted intervals instead.
     both = efficiency_replicates(
-        PARAMS, efficiency_table(fitted_constants(determined_pcie=False), "fitted")
+        PARAMS, efficiency_table(fitted_constants(False, determined_pcie8=False), "fitted")
     ).filter(pl.col("system_gpus") == 8)
     pcie = both.filter(pl.col("interconnect") == "pcie")["efficiency"]
     assert 0.91 <= pcie.min() and pcie.max() <= 0.98
@@ -485,3 +499,103 @@ def test_overrides_from_environment_and_run_config():
         from_env(env={"GPUVALUE_SYSTEM_SIZES": "1,3"})
     with pytest.raises(ValueError, match="GPUVALUE_HOST_COST_USD"):
         from_env(env={"GPUVALUE_HOST_COST_USD": "1500"})
+
+
+# --- systems people can buy, and how a cloud price is billed ------------------------------
+
+
+def module_catalog():
+    """A PCIe card, an SXM module and an OAM module, 300-700 W."""
+    return gpus([("card", 300.0, 48.0), ("sxm", 700.0, 80.0), ("oam", 750.0, 192.0)]).with_columns(
+        form_factor=pl.Series(["pcie", "sxm", "oam"])
+    )
+
+
+def test_modules_are_costed_only_in_4_and_8_gpu_servers_with_a_server_host():
+    out = perf_per_dollar(
+        relative([("card", 1.0), ("sxm", 2.0), ("oam", 2.0)]),
+        prices([("card", "new", 5000.0), ("sxm", "new", 25000.0), ("oam", "new", 15000.0)]),
+        module_catalog(),
+        PARAMS,
+        DAY,
+    )
+    sizes = {g: sorted(out.filter(pl.col("gpu_id") == g)["system_gpus"]) for g in ("card", "sxm")}
+    assert sizes == {"card": [1, 2, 4, 8], "sxm": [4, 8]}
+    assert out.filter(pl.col("gpu_id") == "oam")["system_gpus"].min() == 4
+    assert set(out.filter(pl.col("gpu_id") != "card")["platform"]) == {"server"}
+    eight = out.filter((pl.col("gpu_id") == "sxm") & (pl.col("system_gpus") == 8)).row(
+        0, named=True
+    )
+    electricity = 8 * 700 / 1000 * 0.15 * 8760 * 0.175
+    assert eight["host_cost_usd"] == PARAMS.server_host_cost_usd[8]
+    assert eight["total_cost_usd"] == pytest.approx(
+        8 * 25000 + PARAMS.server_host_cost_usd[8] + 5 * electricity
+    )
+    four_card = out.filter((pl.col("gpu_id") == "card") & (pl.col("system_gpus") == 4))
+    assert four_card["host_cost_usd"].item() == PARAMS.host_cost_usd[4]
+
+
+def test_a_whole_server_price_share_is_not_costed_with_a_second_host():
+    """Lambda's per-GPU figure of an SXM server already holds the host; a card's does not."""
+    priced = prices([("sxm", "new", 36718.75), ("card", "new", 4437.5)]).with_columns(
+        sources=pl.lit("lambda-list-price")
+    )
+    out = perf_per_dollar(
+        relative([("sxm", 2.0), ("card", 1.0)]), priced, module_catalog(), PARAMS, DAY
+    )
+    sxm = out.filter(pl.col("gpu_id") == "sxm").sort("system_gpus")
+    assert sxm["price_scope"].to_list() == ["server_share"] * 2
+    assert sxm["host_cost_usd"].to_list() == [0.0, 0.0]
+    card = out.filter((pl.col("gpu_id") == "card") & (pl.col("system_gpus") == 1))
+    assert card.select("price_scope", "host_cost_usd").row(0) == ("gpu", PARAMS.host_cost_usd[1])
+    # A module price from a retailer (or mixed with one) is a module price: host added.
+    mixed = priced.with_columns(sources=pl.lit("ebay,lambda-list-price"))
+    out = perf_per_dollar(relative([("sxm", 2.0)]), mixed, module_catalog(), PARAMS, DAY)
+    assert set(out["price_scope"]) == {"gpu"} and out["host_cost_usd"].min() > 0
+
+
+def cloud_offer_rows(rows):
+    """(gpu_id, provider, price_type, usd_per_gpu_hour) on DAY."""
+    return pl.DataFrame(
+        rows, orient="row", schema=["gpu_id", "provider", "price_type", "usd_per_gpu_hour"]
+    ).with_columns(
+        instance_type=pl.lit("x"),
+        region=pl.lit("r"),
+        observed_at=pl.lit(dt.datetime(2026, 5, 20, 6)),
+    )
+
+
+def test_reserved_break_even_does_not_depend_on_utilisation():
+    offers = cloud_offer_rows(
+        [
+            ("card", "aws", "on_demand", 2.0),
+            ("card", "aws", "reserved_1y", 1.2),
+            ("card", "aws", "reserved_3y", 0.8),
+        ]
+    )
+    out = cloud_vs_buy(offers, prices([("card", "new", 5000.0)]), module_catalog(), PARAMS, DAY)
+    reserved = out.filter(pl.col("billing") == "whole_term")
+    assert set(reserved["price_type"]) == {"reserved_1y", "reserved_3y"}
+    for _, part in reserved.group_by("price_type"):
+        assert part["break_even_days"].n_unique() == 1
+        assert part.height == len(PARAMS.cloud_utilizations)
+    one_year = reserved.filter(pl.col("price_type") == "reserved_1y").row(0, named=True)
+    own_per_day = 300 / 1000 * 24 * PARAMS.electricity_usd_per_kwh
+    assert one_year["break_even_days"] == pytest.approx(
+        (5000 + PARAMS.host_cost_usd[1]) / (1.2 * 24 - own_per_day)
+    )
+    on_demand = out.filter(pl.col("price_type") == "on_demand").sort("utilization")
+    assert set(on_demand["billing"]) == {"per_hour_used"}
+    assert on_demand["break_even_days"].to_list() == sorted(
+        on_demand["break_even_days"].to_list(), reverse=True
+    )
+
+
+def test_buying_a_module_to_compare_with_renting_costs_its_server_share():
+    offers = cloud_offer_rows([("sxm", "lambda", "on_demand", 3.0)])
+    out = cloud_vs_buy(
+        offers, prices([("sxm", "new", 25000.0)]), module_catalog(), PARAMS, DAY
+    ).row(0, named=True)
+    n = min(PARAMS.server_system_sizes)
+    assert out["platform"] == "server"
+    assert out["buy_cost_usd"] == pytest.approx(25000 + PARAMS.server_host_cost_usd[n] / n)

@@ -13,6 +13,7 @@ import pytest
 from pipeline.model.debias import debias, lambda_bert_multi_gpu
 from pipeline.model.fit import (
     candidate_pairs,
+    dettmers_constants,
     efficiency_table,
     fit_batch_gain,
     fit_constants,
@@ -21,6 +22,7 @@ from pipeline.model.fit import (
     median_interval,
     scaling_pairs,
     t975,
+    with_interpolated_counts,
 )
 from pipeline.model.parameters import ModelParameters, from_env
 from pipeline.model.performance import (
@@ -292,9 +294,9 @@ def test_median_interval_uses_binomial_order_statistics():
 # --- which constants drive the debiasing -------------------------------------------------------
 
 
-def determined_fixture(pcie_gpus=8):
-    """Eight NVLink GPUs with e_8 = 0.80 exactly, `pcie_gpus` PCIe GPUs with e_8 = 0.90,
-    plus a CNN sweep with gain 25 %."""
+def determined_fixture(pcie_gpus=8, counts=(2, 4, 8)):
+    """Eight NVLink GPUs with e_n = 0.80 exactly, `pcie_gpus` PCIe GPUs with e_n = 0.90,
+    measured on 1 and each of `counts` GPUs, plus a CNN sweep with gain 25 %."""
     gpus = catalog(
         [
             {"gpu_id": f"g{i}", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0}
@@ -311,21 +313,19 @@ def determined_fixture(pcie_gpus=8):
     )  # fmt: skip
     rows = []
     for i in range(8):
+        rows.append({"gpu_id": f"g{i}", "batch_size_per_gpu": 64, "throughput": 100.0 + i})
         rows += [
-            {"gpu_id": f"g{i}", "batch_size_per_gpu": 64, "throughput": 100.0 + i},
-            {
-                "gpu_id": f"g{i}",
-                "num_gpus": 8,
-                "batch_size_per_gpu": 64,
-                "throughput": 8 * 0.8 * (100.0 + i),
-            },  # fmt: skip
-        ]
+            {"gpu_id": f"g{i}", "num_gpus": n, "batch_size_per_gpu": 64,
+             "throughput": n * 0.8 * (100.0 + i)}
+            for n in counts
+        ]  # fmt: skip
         rows += sweep(f"g{i}", 10.0 + i, 0.25, [16, 32], model="sweep")
     for i in range(pcie_gpus):
+        rows.append({"gpu_id": f"p{i}", "batch_size_per_gpu": 64, "throughput": 50.0 + i})
         rows += [
-            {"gpu_id": f"p{i}", "batch_size_per_gpu": 64, "throughput": 50.0 + i},
-            {"gpu_id": f"p{i}", "num_gpus": 8, "batch_size_per_gpu": 64,
-             "throughput": 8 * 0.9 * (50.0 + i)},
+            {"gpu_id": f"p{i}", "num_gpus": n, "batch_size_per_gpu": 64,
+             "throughput": n * 0.9 * (50.0 + i)}
+            for n in counts
         ]  # fmt: skip
     # GPUs measured on 8 GPUs only: their per-GPU figure needs e_8.
     rows.append({"gpu_id": "solo", "num_gpus": 8, "batch_size_per_gpu": 64, "throughput": 640.0})
@@ -364,11 +364,13 @@ def test_constants_mode_selects_the_set_and_every_row_records_it(mode, efficienc
     used = mark_used(constants, out).filter(pl.col("used"))
     tags = set(used["parameter_set"] + ":" + used["key"])
     assert source in tags and gain in tags
-    assert "dettmers:4" not in tags  # no 4-GPU row was debiased
-    # The cost model's system sizes count as well: its 4-GPU systems apply Dettmers' e_4.
-    costed = mark_used(constants, out, mode, (1, 4)).filter(pl.col("used"))
-    tags = set(costed["parameter_set"] + ":" + costed["key"])
-    assert {"dettmers:1", "dettmers:4", source} <= tags and "dettmers:2" not in tags
+    # The cost model's system sizes count as well: its 4-GPU systems apply the same source's
+    # e_4 (fitted for every size under auto, Dettmers' for every size otherwise).
+    costed = mark_used(constants, out.filter(pl.col("num_gpus") != 4), mode, (1, 4))
+    tags = set(costed.filter(pl.col("used"))["parameter_set"] + ":" + costed.filter(
+        pl.col("used"))["key"])  # fmt: skip
+    four = {"fitted:4|nvlink", "fitted:4|pcie"} if mode == "auto" else {"dettmers:4"}
+    assert {"dettmers:1", source} | four <= tags and "dettmers:2" not in tags
     # Where the fitted e_8 drives 8-GPU systems, Dettmers' e_8 is not "used" by them (the
     # fallback row for GPUs outside the catalog is not a system the cost model prices).
     if mode == "auto":
@@ -382,33 +384,48 @@ def test_constants_mode_selects_the_set_and_every_row_records_it(mode, efficienc
 
 
 @pytest.mark.parametrize("mode", ["auto", "fitted"])
-def test_efficiency_falls_back_to_dettmers_for_every_interconnect_at_a_gpu_count(mode):
-    """One interconnect's fit alone never drives a GPU count: both or Dettmers' for both."""
+def test_efficiency_comes_from_one_source_for_every_gpu_count(mode):
+    """Fitted e_n for every size and interconnect, or Dettmers' for all: never mixed."""
     params = dataclasses.replace(PARAMS, constants=mode)
-    # Eight PCIe GPUs: both fits determined, each interconnect gets its own fitted e_8.
+    # Fits at 2, 4 and 8 GPUs for both interconnects: each gets its own fitted e_n.
     rows, gpus = determined_fixture(pcie_gpus=8)
     out = debias(rows, params, DAY, gpus=gpus).filter(pl.col("gpu_id").str.starts_with("solo"))
     assert sorted(out.select("gpu_id", "efficiency_source", "multi_gpu_efficiency").rows()) == [
         ("solo", "fitted:8|nvlink", pytest.approx(0.80)),
         ("solo-pcie", "fitted:8|pcie", pytest.approx(0.90)),
     ]
-    # Two PCIe GPUs: no interval for 8|pcie, so under auto the NVLink fit is not used
-    # either; under 'fitted' any existing fit counts. Without PCIe pairs at all, no mode
-    # uses a fitted e_8.
-    for pcie_gpus, fitted_ok in ((2, mode == "fitted"), (0, False)):
-        rows, gpus = determined_fixture(pcie_gpus=pcie_gpus)
+    # Two PCIe GPUs: no interval for the PCIe fits, so under auto the NVLink fits are not
+    # used either; under 'fitted' any existing fit counts. Without PCIe pairs at all, or
+    # with determined 8-GPU fits but none at 2 and 4 GPUs, no mode uses a fitted e_n.
+    cases = ((2, (2, 4, 8), mode == "fitted"), (0, (2, 4, 8), False), (8, (8,), False))
+    for pcie_gpus, counts, fitted_ok in cases:
+        rows, gpus = determined_fixture(pcie_gpus=pcie_gpus, counts=counts)
         constants = fit_constants(rows, gpus, params)
         out = debias(rows, params, DAY, constants, gpus)
         solo = out.filter(pl.col("gpu_id").str.starts_with("solo"))
         expected = {"fitted:8|nvlink", "fitted:8|pcie"} if fitted_ok else {"dettmers:8"}
         assert set(solo["efficiency_source"]) == expected
-        table = efficiency_table(constants, mode).filter(pl.col("num_gpus") == 8)
-        assert set(table["source"].drop_nulls()) == expected | {"dettmers:8"}
+        table = efficiency_table(constants, mode).filter(pl.col("num_gpus") > 1)
+        kinds = {source.split(":")[0] for source in table["source"].drop_nulls()}
+        assert kinds == ({"fitted", "dettmers"} if fitted_ok else {"dettmers"})
+        if fitted_ok:  # Dettmers' only where the interconnect is unknown
+            assert set(table.filter(pl.col("interconnect").is_null())["source"]) == {
+                "dettmers:2", "dettmers:4", "dettmers:8"}  # fmt: skip
         eligible = constants.filter(
             pl.col("used") & (pl.col("name") == "multi_gpu_efficiency")
             & (pl.col("parameter_set") == "fitted")
         )  # fmt: skip
         assert bool(eligible.height) == fitted_ok
+
+
+def test_efficiency_is_interpolated_between_counts_never_extrapolated():
+    table = efficiency_table(dettmers_constants(PARAMS), "dettmers")
+    out = with_interpolated_counts(table, [6, 16]).filter(pl.col("interconnect") == "pcie")
+    six = out.filter(pl.col("num_gpus") == 6).row(0, named=True)
+    # log2(6) lies 58.5 % of the way from 4 to 8 GPUs: 0.875 + 0.585 * (0.86 - 0.875).
+    assert six["efficiency"] == pytest.approx(0.875 + (math.log2(6) - 2) * (0.86 - 0.875))
+    assert six["source"] == "interpolated:4-8|dettmers:4"
+    assert out.filter(pl.col("num_gpus") == 16).is_empty()
 
 
 def test_lambda_multi_gpu_bert_rows_are_left_out_of_the_debiased_rows_and_counted():
@@ -586,7 +603,7 @@ def test_reference_eight_bit_row_is_one_by_definition_and_says_so():
 
 
 def test_multi_gpu_prediction_with_fitted_efficiency_beats_dividing_by_n():
-    rows, gpus = determined_fixture(pcie_gpus=0)
+    rows, gpus = determined_fixture(pcie_gpus=0, counts=(8,))
     predictions = multi_gpu_predictions(rows, gpus, PARAMS)
     assert predictions.height == 8
     # Every GPU scales at exactly 0.8: the leave-one-GPU-out fit predicts it exactly,

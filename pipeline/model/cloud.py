@@ -4,7 +4,12 @@ import datetime as dt
 
 import polars as pl
 
-from pipeline.model.cost import MARKET_PREFERENCE
+from pipeline.model.cost import (
+    MARKET_PREFERENCE,
+    SERVER,
+    catalog_platforms,
+    price_scope_expr,
+)
 from pipeline.model.parameters import ModelParameters
 
 
@@ -46,13 +51,29 @@ def cheapest_offers(offers: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# Price types billed for every hour of their term, used or not (GUIDE §10): a 1- or 3-year
+# reservation or commitment. On-demand and spot are billed per hour used.
+WHOLE_TERM_PRICE_TYPES = ("reserved_1y", "reserved_3y")
+
+
+def billing_expr() -> pl.Expr:
+    """'whole_term' for reservations/commitments, 'per_hour_used' otherwise."""
+    return (
+        pl.when(pl.col("price_type").is_in(WHOLE_TERM_PRICE_TYPES))
+        .then(pl.lit("whole_term"))
+        .otherwise(pl.lit("per_hour_used"))
+    )
+
+
 def buy_prices(prices: pl.DataFrame) -> pl.DataFrame:
     """One price per GPU: mean of new and used where both exist, else new, else used."""
+    if "sources" not in prices.columns:
+        prices = prices.with_columns(sources=pl.lit(None, dtype=pl.Utf8))
     return (
         prices.with_columns(_rank=pl.col("market").replace_strict(MARKET_PREFERENCE))
         .sort("_rank")
         .group_by("gpu_id")
-        .agg(pl.col("price_usd").first(), pl.col("market").first())
+        .agg(pl.col("price_usd").first(), pl.col("market").first(), pl.col("sources").first())
     )
 
 
@@ -66,24 +87,46 @@ def cloud_vs_buy(
     """One row per GPU x provider x price type x utilisation.
 
     The cloud side is the provider's cheapest offer per GPU-hour of that price type (never
-    averaged across price types); the buy side is a 1-GPU system: GPU price (mean of new
-    and used where both exist, else whichever exists, named in `market`) + 1-GPU host cost,
-    plus electricity for the hours the GPU runs.
+    averaged across price types). The buy side is the smallest system the GPU is sold in,
+    per GPU: a PCIe card with a 1-GPU workstation host; a module (SXM/OAM/superchip) as
+    its share of the smallest server (`server_system_sizes`), i.e. its price plus
+    host / n, or its whole-server price share alone (cost.price_scope_expr). The price is
+    the mean of new and used where both exist, else whichever exists (`buy_market`).
+
+    Billing (`billing`): on-demand and spot cost price x 24 x utilisation a day and owning
+    costs the electricity of the hours used, so the break-even moves with utilisation. A
+    reservation (reserved_1y/3y) is billed 24 x 365 for its term whatever the use; it is
+    compared with an owned GPU that is also available around the clock, so neither side
+    depends on utilisation and the break-even is the same at every utilisation.
     """
     utilizations = pl.DataFrame({"utilization": list(params.cloud_utilizations)})
-    # Electricity per hour of use; owning costs it only for the hours the GPU runs.
+    server_n = min(params.server_system_sizes)
+    per_gpu_host = (
+        pl.when(pl.col("price_scope") == "server_share")
+        .then(0.0)
+        .when(pl.col("platform") == SERVER)
+        .then(params.server_host_cost_usd[server_n] / server_n)
+        .otherwise(params.host_cost_usd[1])
+        * params.host_cost_scale
+    )
+    # Electricity per hour the GPU runs (its share of a server host's power is not known;
+    # host_watts is per system).
     usd_per_hour_used = (
         (pl.col("tdp_w") + params.host_watts) / 1000.0 * params.electricity_usd_per_kwh
     )
+    whole_term = pl.col("billing") == "whole_term"
+    hours_a_day = pl.when(whole_term).then(24.0).otherwise(24 * pl.col("utilization"))
+    catalog = catalog_platforms(gpus).select("gpu_id", "tdp_w", "platform")
     rows = (
         cheapest_offers(offers)
         .join(buy_prices(prices), on="gpu_id")
-        .join(gpus.select("gpu_id", "tdp_w"), on="gpu_id")
+        .join(catalog, on="gpu_id")
         .join(utilizations, how="cross")
+        .with_columns(billing=billing_expr(), price_scope=price_scope_expr())
         .with_columns(
-            buy_cost_usd=pl.col("price_usd") + params.host_cost_usd[1] * params.host_cost_scale,
-            cloud_usd_per_day=pl.col("usd_per_gpu_hour") * 24 * pl.col("utilization"),
-            own_usd_per_day=usd_per_hour_used * 24 * pl.col("utilization"),
+            buy_cost_usd=pl.col("price_usd") + per_gpu_host,
+            cloud_usd_per_day=pl.col("usd_per_gpu_hour") * hours_a_day,
+            own_usd_per_day=usd_per_hour_used * hours_a_day,
         )
     )
     return (
@@ -107,6 +150,8 @@ def cloud_vs_buy(
             pl.col("price_usd").alias("buy_price_usd"),
             "cloud_usd_per_day",
             "own_usd_per_day",
+            "billing",
+            "platform",
         )
         .sort("gpu_id", "provider", "price_type", "utilization")
     )

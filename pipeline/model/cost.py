@@ -23,25 +23,73 @@ def electricity_expr(watts: pl.Expr, params: ModelParameters) -> pl.Expr:
     return watts / 1000.0 * params.utilization * HOURS_PER_YEAR * params.electricity_usd_per_kwh
 
 
+# Data-center modules (SXM boards, OAM, Grace superchips) are not sold as cards for a
+# desktop: they come as 4- or 8-GPU servers (GUIDE §10). PCIe cards go in workstations.
+MODULE_FORM_FACTORS = ("sxm", "oam", "superchip")
+WORKSTATION, SERVER = "workstation", "server"
+# Sources whose per-GPU price of a module is a whole-server price divided by its GPU count
+# (host included): Lambda's benchmark tables price each system that way (sources/data/
+# prices/MANIFEST.md). For a PCIe card the same figure is within ~10 % of the card's own
+# price (RTX A6000: $4,437.50 vs $4,650 at launch) and is used as a card price.
+SERVER_PRICE_SOURCES = ("lambda-list-price",)
+
+
+def platform_expr() -> pl.Expr:
+    """'server' for module form factors, 'workstation' for PCIe cards (and unknown)."""
+    return (
+        pl.when(pl.col("form_factor").is_in(MODULE_FORM_FACTORS))
+        .then(pl.lit(SERVER))
+        .otherwise(pl.lit(WORKSTATION))
+    )
+
+
+def catalog_platforms(gpus: pl.DataFrame) -> pl.DataFrame:
+    """gpu_id, tdp_w, interconnect and platform of each catalog GPU.
+
+    Without a form factor (a hand-made catalog) a GPU is a workstation card with an
+    unknown interconnect (Dettmers' interconnect-agnostic e_n).
+    """
+    if "form_factor" not in gpus.columns:
+        gpus = gpus.with_columns(form_factor=pl.lit(None, dtype=pl.Utf8))
+    return with_interconnect(gpus.select("gpu_id", "tdp_w", "form_factor"), gpus).select(
+        "gpu_id", "tdp_w", "interconnect", platform=platform_expr()
+    )
+
+
+def price_scope_expr() -> pl.Expr:
+    """'server_share' where a module's price comes only from whole-server prices, else 'gpu'.
+
+    Needs `platform` and the price's comma-separated `sources` (null: a GPU price).
+    """
+    only_server = pl.col("sources").fill_null("").str.split(",").list.eval(
+        pl.element().is_in(SERVER_PRICE_SOURCES)
+    ).list.all() & (pl.col("sources").fill_null("") != "")
+    return (
+        pl.when((pl.col("platform") == SERVER) & only_server)
+        .then(pl.lit("server_share"))
+        .otherwise(pl.lit("gpu"))
+    )
+
+
 def systems_frame(
     params: ModelParameters, efficiencies: pl.DataFrame | None = None
 ) -> pl.DataFrame:
-    """One row per system size x interconnect: host cost (scaled) and multi-GPU efficiency.
+    """One row per platform x system size x interconnect: host cost and efficiency.
 
-    `efficiencies` is `fit.efficiency_table` for the run (the e_n the debiasing applied,
-    resolved from model_constants); without it, Dettmers' constants. `efficiency_low`/
-    `efficiency_high` are the fitted 95 % interval (null for Dettmers' constants) and
-    `efficiency_source` says which constant it is.
+    Workstations (PCIe cards) come in `system_sizes` with `host_cost_usd`; servers
+    (modules) only in `server_system_sizes` with `server_host_cost_usd`; both scaled by
+    `host_cost_scale`. `efficiencies` is `fit.efficiency_table` for the run (the e_n the
+    debiasing applied, resolved from model_constants); without it, Dettmers' constants.
+    `efficiency_low`/`efficiency_high` are the fitted 95 % interval (null for Dettmers'
+    constants) and `efficiency_source` says which constant it is.
     """
     table = dettmers_efficiency_table(params) if efficiencies is None else efficiencies
+    hosts = [(WORKSTATION, n, params.host_cost_usd[n]) for n in params.system_sizes]
+    hosts += [(SERVER, n, params.server_host_cost_usd[n]) for n in params.server_system_sizes]
     sizes = pl.DataFrame(
-        {
-            "system_gpus": list(params.system_sizes),
-            "host_cost_usd": [
-                params.host_cost_usd[n] * params.host_cost_scale for n in params.system_sizes
-            ],
-        },
-        schema={"system_gpus": pl.Int32, "host_cost_usd": pl.Float64},
+        [(kind, n, cost * params.host_cost_scale) for kind, n, cost in hosts],
+        schema={"platform": pl.Utf8, "system_gpus": pl.Int32, "host_cost_usd": pl.Float64},
+        orient="row",
     )
     out = sizes.join(
         table.select(
@@ -58,7 +106,7 @@ def systems_frame(
     missing = sorted(set(out.filter(pl.col("efficiency").is_null())["system_gpus"]))
     if missing:
         raise ValueError(f"no multi-GPU efficiency for system sizes {missing}")
-    return out.sort("system_gpus", "interconnect", nulls_last=True)
+    return out.sort("platform", "system_gpus", "interconnect", nulls_last=True)
 
 
 def costed(
@@ -73,21 +121,32 @@ def costed(
 
     `by` names extra key columns shared by `relative`, `prices` and (if it has them)
     `systems`, e.g. ("replicate",) for bootstrap draws; without them, a point estimate.
-    total cost = n * GPU price + host cost(n) + years * electricity(n * TDP + host watts)
+    total cost = n * GPU price + host cost + years * electricity(n * TDP + host watts)
     performance = n * relative performance * multi-GPU efficiency(n, GPU's interconnect)
-    The interconnect is the catalog's form factor proxy (fit.with_interconnect), as in the
-    debiasing; `systems` defaults to `systems_frame(params)` (Dettmers' e_n).
+    PCIe cards are costed in workstations of `system_sizes`; modules (SXM/OAM/superchip)
+    only in servers of `server_system_sizes` with a server host; a module priced by a
+    whole-server price share (`price_scope` 'server_share') already includes its host, so
+    no host is added. The interconnect is the catalog's form factor proxy
+    (fit.with_interconnect), as in the debiasing; `systems` defaults to
+    `systems_frame(params)` (Dettmers' e_n).
     """
     systems = systems_frame(params) if systems is None else systems
-    system_keys = [k for k in by if k in systems.columns] + ["interconnect"]
+    system_keys = [k for k in by if k in systems.columns] + ["platform", "interconnect"]
     watts = pl.col("system_gpus") * pl.col("tdp_w") + params.host_watts
-    catalog = with_interconnect(gpus.select("gpu_id", "tdp_w"), gpus).select(
-        "gpu_id", "tdp_w", "interconnect"
-    )
+    catalog = catalog_platforms(gpus)
+    if "sources" not in prices.columns:
+        prices = prices.with_columns(sources=pl.lit(None, dtype=pl.Utf8))
     joined = relative.join(prices, on=["gpu_id", *by]).join(catalog, on="gpu_id")
-    joined = joined.join(systems, on=system_keys, nulls_equal=True)
+    joined = joined.with_columns(price_scope=price_scope_expr()).join(
+        systems, on=system_keys, nulls_equal=True
+    )
     return (
-        joined.with_columns(electricity_usd_per_year=electricity_expr(watts, params))
+        joined.with_columns(
+            host_cost_usd=pl.when(pl.col("price_scope") == "server_share")
+            .then(0.0)
+            .otherwise("host_cost_usd"),
+            electricity_usd_per_year=electricity_expr(watts, params),
+        )
         .with_columns(
             total_cost_usd=pl.col("system_gpus") * pl.col("price_usd")
             + pl.col("host_cost_usd")
@@ -153,6 +212,8 @@ def perf_per_dollar(
             "host_cost_usd",
             pl.col("efficiency").alias("multi_gpu_efficiency"),
             "rank",
+            "platform",
+            "price_scope",
         )
         .sort(
             "workload",

@@ -21,11 +21,11 @@ Two constants are fitted, each beside Dettmers' value (docs/methodology.md, sect
 Which set drives the results is `ModelParameters.constants`: 'dettmers', 'fitted' (fitted
 wherever a fit exists) or 'auto' (the default: a fitted constant only where it is well
 determined, i.e. its interval exists and is at most `fit_max_ci_width` wide, else
-Dettmers'). Scaling efficiencies are resolved per GPU count, not per n x interconnect:
-the fitted e_n are used at a GPU count only when every interconnect has a fit there that
-the mode accepts, otherwise Dettmers' e_n applies to all interconnects at that count
-(`efficiency_table`), so one interconnect never gets a fitted value while the other falls
-back to a different constant. Every constant of both sets is stored in `model_constants`
+Dettmers'). Scaling efficiencies come from one source for every system size: the fitted
+e_n are used only when every GPU count Dettmers configures has, for every interconnect, a
+fit the mode accepts; otherwise Dettmers' e_n apply to all counts and interconnects
+(`efficiency_table`), so costs never jump between sizes from mixing fitted and textbook
+constants. Every constant of both sets is stored in `model_constants`
 with `used` saying which one the run applied.
 """
 
@@ -482,13 +482,19 @@ def efficiency_table(constants: pl.DataFrame | None, mode: str) -> pl.DataFrame:
     """The multi-GPU efficiency a run applies, per GPU count x interconnect.
 
     `constants` holds model_constants rows (both sets; `used` is ignored, so the stored
-    rows of a run give the same table as the fit did); None means Dettmers' only. Per GPU
-    count n: the fitted e_n when *every* interconnect (INTERCONNECTS) has a fit at n that
-    the mode accepts ('fitted': any fit; 'auto': a determined one; 'dettmers': none), else
-    Dettmers' e_n for every interconnect. Rows with interconnect null (a GPU missing from
-    the catalog) always get Dettmers'. A count with neither has no row (its figures are
-    left out). `efficiency_low`/`efficiency_high` are the fitted 95 % interval, null for
-    Dettmers' constants; `source` is 'fitted:<n|link>' or 'dettmers:<n>'.
+    rows of a run give the same table as the fit did); None means Dettmers' only.
+
+    One consistent source for every system size: the fitted e_n are used only when
+    *every* GPU count Dettmers configures (above 1) has a fit for *every* interconnect
+    (INTERCONNECTS) that the mode accepts ('fitted': any fit; 'auto': a determined one;
+    'dettmers': none); otherwise Dettmers' e_n apply to every count and interconnect.
+    Mixing the two by size made costs jump (a fitted 0.969 at 4 GPUs next to Dettmers'
+    0.86 at 8). With the fitted set, counts Dettmers does not configure (3, 16) get their
+    fit where the mode accepts it. Rows with interconnect null (a GPU missing from the
+    catalog, never costed) get Dettmers' interconnect-agnostic e_n: a per-interconnect fit
+    does not apply to an unknown interconnect. `efficiency_low`/`efficiency_high`
+    are the fitted 95 % interval, null for Dettmers' constants; `source` is
+    'fitted:<n|link>' or 'dettmers:<n>'.
     """
     rows = (
         []
@@ -497,22 +503,67 @@ def efficiency_table(constants: pl.DataFrame | None, mode: str) -> pl.DataFrame:
     )
     dettmers = {int(r["key"]): r for r in rows if r["parameter_set"] == "dettmers"}
     fitted = {r["key"]: r for r in rows if r["parameter_set"] == "fitted"}
-    counts = set(dettmers) | {int(k.split("|")[0]) for k in fitted if "|" in k}
+
+    def accepted(fit: dict | None) -> bool:
+        return fit is not None and mode != "dettmers" and (mode == "fitted" or fit["determined"])
+
+    use_fitted = bool(dettmers) and all(
+        accepted(fitted.get(efficiency_key(n, link)))
+        for n in dettmers
+        if n > 1
+        for link in INTERCONNECTS
+    )
     out = []
-    for n in sorted(counts):
-        fits = [fitted.get(efficiency_key(n, link)) for link in INTERCONNECTS]
-        accepted = mode != "dettmers" and all(
-            f is not None and (mode == "fitted" or f["determined"]) for f in fits
-        )
-        for link, fit in zip(INTERCONNECTS, fits, strict=True):
-            if accepted:
+    if use_fitted:
+        counts = {int(k.split("|")[0]) for k in fitted if "|" in k} | {1}
+        for n in sorted(counts):
+            fits = [fitted.get(efficiency_key(n, link)) for link in INTERCONNECTS]
+            if n == 1:
+                one = dettmers.get(1)
+                value = one["value"] if one else 1.0
+                out += [(1, link, value, None, None, "dettmers:1") for link in INTERCONNECTS]
+                out.append((1, None, value, None, None, "dettmers:1"))
+                continue
+            if not all(accepted(f) for f in fits):
+                continue  # e.g. an undetermined 3-GPU fit: no row, never a mixed source
+            for link, fit in zip(INTERCONNECTS, fits, strict=True):
                 out.append((n, link, fit["value"], fit["ci_low"], fit["ci_high"],
                             f"fitted:{fit['key']}"))  # fmt: skip
-            elif n in dettmers:
+            if n in dettmers:  # interconnect unknown: the fits do not apply (see above)
+                out.append((n, None, dettmers[n]["value"], None, None, f"dettmers:{n}"))
+    else:
+        for n in sorted(dettmers):
+            for link in (*INTERCONNECTS, None):
                 out.append((n, link, dettmers[n]["value"], None, None, f"dettmers:{n}"))
-        if n in dettmers:
-            out.append((n, None, dettmers[n]["value"], None, None, f"dettmers:{n}"))
     return pl.DataFrame(out, schema=EFFICIENCY_SCHEMA, orient="row")
+
+
+def with_interpolated_counts(table: pl.DataFrame, counts: list[int]) -> pl.DataFrame:
+    """`table` plus rows for GPU counts it lacks but that lie between two counts it has.
+
+    The efficiency of an unlisted count (an MLPerf system of 6 GPUs) is interpolated
+    linearly in log2(n) between its neighbours of the same source and interconnect, with
+    `source` 'interpolated:<low>-<high>|<source>'; counts outside the table's range get
+    no row (their figures are left out, never extrapolated).
+    """
+    extra = []
+    for (link,), part in table.group_by("interconnect", maintain_order=True):
+        known = {int(r["num_gpus"]): r for r in part.to_dicts()}
+        for n in sorted(set(counts) - set(known)):
+            lower = [k for k in known if k < n]
+            upper = [k for k in known if k > n]
+            if not lower or not upper:
+                continue
+            lo, hi = known[max(lower)], known[min(upper)]
+            w = (math.log2(n) - math.log2(lo["num_gpus"])) / (
+                math.log2(hi["num_gpus"]) - math.log2(lo["num_gpus"])
+            )
+            value = lo["efficiency"] + w * (hi["efficiency"] - lo["efficiency"])
+            source = f"interpolated:{lo['num_gpus']}-{hi['num_gpus']}|{lo['source']}"
+            extra.append((n, link, value, None, None, source))
+    if not extra:
+        return table
+    return pl.concat([table, pl.DataFrame(extra, schema=EFFICIENCY_SCHEMA, orient="row")])
 
 
 def dettmers_efficiency_table(params: ModelParameters) -> pl.DataFrame:

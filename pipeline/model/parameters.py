@@ -44,6 +44,14 @@ class ModelParameters:
     host_cost_usd: dict[int, float] = field(
         default_factory=lambda: {1: 1500.0, 2: 2200.0, 4: 5000.0, 8: 15000.0}
     )
+    # Data-center modules (SXM, OAM, superchips) are bought as servers of these sizes only
+    # (GUIDE §10), with this host per server (baseboard with NVLink switches, two CPUs,
+    # memory, NICs, chassis, power). Default: SemiAnalysis' bill of materials of a DGX H100
+    # without its GPUs, $32,010 (May 2023, as tabulated by Epoch AI, epoch-research/
+    # training-cost-trends), plus 25 % OEM margin (our assumption) -> $40,000 for 8 GPUs;
+    # a 4-GPU board has no NVSwitch and half the GPUs to feed: $25,000 (our assumption).
+    server_system_sizes: tuple[int, ...] = (4, 8)
+    server_host_cost_usd: dict[int, float] = field(default_factory=lambda: {4: 25000.0, 8: 40000.0})
     # Host power drawn while training. 0 reproduces Dettmers' GPU-only electricity (B578);
     # his cloud example adds a 100 W CPU (B785-817).
     host_watts: float = 0.0
@@ -112,6 +120,8 @@ _ENV = {
     "GPUVALUE_HOST_COST_SCALE": ("host_cost_scale", float),
     "GPUVALUE_HOST_COST_USD": ("host_cost_usd", _sized_floats),
     "GPUVALUE_SYSTEM_SIZES": ("system_sizes", _ints),
+    "GPUVALUE_SERVER_SYSTEM_SIZES": ("server_system_sizes", _ints),
+    "GPUVALUE_SERVER_HOST_COST_USD": ("server_host_cost_usd", _sized_floats),
     "GPUVALUE_BOOTSTRAP_REPLICATES": ("bootstrap_replicates", int),
     "GPUVALUE_BOOTSTRAP_SEED": ("bootstrap_seed", int),
 }
@@ -159,6 +169,16 @@ def check(params: ModelParameters) -> ModelParameters:
     if missing:
         raise ValueError(
             f"system sizes {missing} need host_cost_usd and multi_gpu_efficiency entries"
+        )
+    missing = [
+        n
+        for n in params.server_system_sizes
+        if n not in params.server_host_cost_usd or n not in params.multi_gpu_efficiency
+    ]
+    if missing:
+        raise ValueError(
+            f"server system sizes {missing} need server_host_cost_usd and "
+            "multi_gpu_efficiency entries"
         )
     if params.bootstrap_replicates < 1:
         raise ValueError("bootstrap_replicates must be at least 1")

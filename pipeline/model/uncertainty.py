@@ -202,6 +202,7 @@ def efficiency_replicates(
             {
                 "replicate": np.arange(reps, dtype=np.int32),
                 "system_gpus": np.full(reps, row["system_gpus"], dtype=np.int32),
+                "platform": [row["platform"]] * reps,
                 "interconnect": [row["interconnect"]] * reps,
                 "host_cost_usd": np.full(reps, row["host_cost_usd"]),
                 "efficiency": draws[row["efficiency_source"]],
@@ -227,9 +228,14 @@ def perf_per_dollar_replicates(
     Same GPUs, markets, formulas and efficiencies (`efficiencies`, the run's
     `fit.efficiency_table`) as the point estimate (`cost.costed`).
     """
+    prices = price_replicates(observations, latest, params)
+    if "sources" in latest.columns:  # whole-server price shares stay server shares
+        prices = prices.join(
+            latest.select("gpu_id", "market", "sources"), on=["gpu_id", "market"], how="left"
+        )
     rows = costed(
         performance_replicates(relative, params),
-        price_replicates(observations, latest, params),
+        prices,
         gpus,
         params,
         systems=efficiency_replicates(params, efficiencies),
