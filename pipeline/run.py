@@ -19,7 +19,7 @@ from pipeline.definitions import defs as load_defs
 from pipeline.defs.partitions import CLOUD_PROVIDERS
 from pipeline.defs.resources import GpuvalueSettings
 from pipeline.defs.schedules import CLOUD, CLOUD_RUN
-from reports.report import load_report_data, top_by_workload
+from reports.report import HEADLINE_WAYS, headline, load_report_data
 from sources.bundled import read_retail_observations
 from warehouse.publish import open_published
 
@@ -138,13 +138,17 @@ def summary(settings: GpuvalueSettings) -> str:
             f"{row['as_of']}  ({row['age_days']} d)"
             + ("" if row["status"] == "ok" else f"  {row['status']}")
         )
-    lines += ["", "Top 3 by performance per dollar (1-GPU system):"]
-    for workload, top in top_by_workload(data).items():
-        ranked = ", ".join(
-            f"{r['gpu_id']} ({r['perf_per_dollar'] * 1000:.3f}/k$, {r['market']})"
-            for r in top.iter_rows(named=True)
-        )
-        lines.append(f"  {workload:<16} {ranked or 'none'}")
+    lines += ["", "Top 3 by performance per dollar (perf_per_dollar, cloud_perf_per_dollar):"]
+    for workload, ways in headline(data).items():
+        lines.append(f"  {workload}")
+        for way, top in ways.items():
+            unit = "/k$" if HEADLINE_WAYS[way][0] == "perf" else " ref-h/$"
+            scale = 1000 if HEADLINE_WAYS[way][0] == "perf" else 1
+            ranked = ", ".join(
+                f"{r['gpu_id']} ({r['perf_per_dollar'] * scale:.3f}{unit})"
+                for r in top.iter_rows(named=True)
+            )
+            lines.append(f"    {way:<15} {ranked or 'none'}")
     lines += [
         "",
         "Best GPU with 24 GB or more, 16-bit training (P = share of bootstrap replicates it wins):",

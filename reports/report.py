@@ -128,13 +128,44 @@ def load_report_data(
     )
 
 
-def top_by_workload(data: ReportData, k: int = 3) -> dict[str, pl.DataFrame]:
-    """The k best GPUs by 1-GPU perf per dollar for each workload."""
-    best = data.best
-    return {
-        workload: best.filter(pl.col("workload") == workload).head(k)
-        for workload in WORKLOAD_TITLES
-    }
+# Each way to get a GPU the headline ranks: (table, filter column, value, title).
+HEADLINE_WAYS = {
+    "buy_new": ("perf", "market", "new", "Buy new (1-GPU system)"),
+    "buy_used": ("perf", "market", "used", "Buy used (1-GPU system)"),
+    "rent_on_demand": ("cloud", "price_type", "on_demand", "Rent on-demand"),
+    "rent_spot": ("cloud", "price_type", "spot", "Rent spot"),
+}
+
+
+def headline(data: ReportData, k: int = 3) -> dict[str, dict[str, pl.DataFrame]]:
+    """Per workload and way to get a GPU, the k best GPUs, read off the model tables.
+
+    Ways: buy new, buy used, rent on-demand, rent spot (HEADLINE_WAYS).
+
+    Buying: `perf_per_dollar` rows of 1-GPU systems at one price basis (new or used, never
+    the mean of both), in the table's own `rank` order. Renting: `cloud_perf_per_dollar`
+    at one price type, each GPU once at its best offer (the table ranks offers).
+    """
+    out: dict[str, dict[str, pl.DataFrame]] = {}
+    for workload in WORKLOAD_TITLES:
+        out[workload] = {}
+        for way, (table, column, value, _) in HEADLINE_WAYS.items():
+            if table == "perf":
+                rows = data.perf.filter(
+                    (pl.col("workload") == workload)
+                    & (pl.col("system_gpus") == 1)
+                    & (pl.col(column) == value)
+                ).sort("rank", "gpu_id")
+            else:
+                rows = (
+                    data.cloud_perf.filter(
+                        (pl.col("workload") == workload) & (pl.col(column) == value)
+                    )
+                    .sort("perf_per_dollar", "provider", descending=[True, False])
+                    .unique("gpu_id", keep="first", maintain_order=True)
+                )
+            out[workload][way] = rows.head(k)
+    return out
 
 
 def _cell(value: object) -> str:
@@ -312,6 +343,49 @@ def _cloud_perf_section(data: ReportData, k: int = 5) -> list[str]:
     return out
 
 
+def _headline_table(top: pl.DataFrame, table: str) -> str:
+    """One headline table: buying (total cost of ownership) or renting (per GPU-hour)."""
+    ranked = top.with_columns(rank=pl.int_range(1, pl.len() + 1))
+    if table == "cloud":
+        return markdown_table(
+            ranked.with_columns(
+                usd=pl.col("usd_per_gpu_hour").round(3),
+                ppd=_interval("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high"),
+                offer_day=pl.col("offer_day").cast(pl.Utf8),
+            ),
+            {
+                "rank": "#",
+                "gpu_id": "GPU",
+                "provider": "provider",
+                "usd": "$/GPU-hour",
+                "method": "perf method",
+                "ppd": "ref-GPU-hours per $ (95 % interval)",
+                "offer_day": "price as of",
+            },
+        )
+    table_rows = ranked.with_columns(
+        price=_money(pl.col("price_usd")),
+        total=_money(pl.col("total_cost_usd")),
+        rel=pl.col("relative_performance").round(2),
+        ppd=_interval("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high", 1000.0),
+        p3=pl.format("{}%", (pl.col("p_top3") * 100).round(0).cast(pl.Int64)),
+    )
+    return markdown_table(
+        table_rows,
+        {
+            "rank": "#",
+            "gpu_id": "GPU",
+            "price": "GPU price",
+            "total": "total cost",
+            "rel": "rel. perf",
+            "method": "perf method",
+            "ppd": "perf per $1,000 (95 % interval)",
+            "p3": "P(top 3)",
+            "price_day": "price as of",
+        },
+    )
+
+
 def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
     """The report as Markdown (links to the charts relative to the report)."""
     params = data.parameters
@@ -325,43 +399,23 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
         f"${params['electricity_usd_per_kwh']:g}/kWh and {params['utilization']:.0%} "
         f"utilisation. Report version {REPORT_VERSION}.",
         "",
-        "## Best performance per dollar (1-GPU system)",
+        "## Best performance per dollar",
+        "",
+        "For each workload and each way to get a GPU, the three best by performance per "
+        "dollar, read from the `perf_per_dollar` (1-GPU systems; SXM/OAM modules come only "
+        "in 4- and 8-GPU servers) and `cloud_perf_per_dollar` tables. Prices of different "
+        "markets are never averaged here.",
         "",
     ]
-    for workload, top in top_by_workload(data).items():
-        out.append(f"### {WORKLOAD_TITLES[workload]}")
-        out.append("")
-        if top.is_empty():
-            out.append("No priced GPU has a value for this workload.")
-        else:
-            table = top.with_columns(
-                rank=pl.int_range(1, pl.len() + 1),
-                price=_money(pl.col("price_usd")),
-                total=_money(pl.col("total_cost_usd")),
-                rel=pl.col("relative_performance").round(2),
-                ppd=_interval(
-                    "perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high", 1000.0
-                ),
-                p3=pl.format("{}%", (pl.col("p_top3") * 100).round(0).cast(pl.Int64)),
-            )
-            out.append(
-                markdown_table(
-                    table,
-                    {
-                        "rank": "#",
-                        "gpu_id": "GPU",
-                        "market": "price basis",
-                        "price": "GPU price",
-                        "total": "total cost",
-                        "rel": "rel. perf",
-                        "method": "perf method",
-                        "ppd": "perf per $1,000 (95 % interval)",
-                        "p3": "P(top 3)",
-                        "price_day": "price as of",
-                    },
-                )
-            )
-        out.append("")
+    for workload, ways in headline(data).items():
+        out += [f"### {WORKLOAD_TITLES[workload]}", ""]
+        for way, top in ways.items():
+            title = HEADLINE_WAYS[way][3]
+            out += [f"**{title}**", ""]
+            if top.is_empty():
+                out += ["No priced GPU has a value for this workload.", ""]
+                continue
+            out += [_headline_table(top, HEADLINE_WAYS[way][0]), ""]
 
     out += [
         "*P(top 3)*: the share of bootstrap replicates (prices, benchmarks, scaling) in which "

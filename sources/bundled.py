@@ -80,6 +80,8 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
 
     The key includes the citation: MLPerf publishes many systems with the same GPU, count
     and batch size in one round, each its own result (sources/data/benchmarks/MANIFEST.md).
+    The batch size may be empty where the publisher gives none (MLPerf Inference): such
+    rows carry the `no_batch_size` flag, as the adapters set it.
     """
     columns = [
         Column("source"),
@@ -89,7 +91,7 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
         Column("task", choices=TASKS),
         Column("precision", choices=PRECISIONS),
         Column("num_gpus", "int", minimum=1),
-        Column("batch_size_per_gpu", "int", minimum=1),
+        Column("batch_size_per_gpu", "int", required=False, minimum=1),
         Column("throughput", "float", exclusive_minimum=0),
         Column("unit"),
         Column("software_era"),
@@ -107,7 +109,14 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
         "software_era",
         "citation",
     )
-    return read_table(path, columns, unique=key)
+    rows = read_table(path, columns, unique=key)
+    no_batch = pl.col("batch_size_per_gpu").is_null()
+    return rows.with_columns(
+        flags=pl.when(no_batch).then(pl.lit("no_batch_size")).otherwise(pl.lit("")),
+        flag_detail=pl.when(no_batch)
+        .then(pl.lit("the publisher gives no batch size"))
+        .otherwise(pl.lit("")),
+    )
 
 
 def read_fx_rates(path: str | Path) -> pl.DataFrame:

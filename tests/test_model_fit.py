@@ -541,9 +541,10 @@ def test_relative_performance_intervals():
 
 
 def test_estimated_inference_interval_uses_t_on_the_ratios_degrees_of_freedom():
-    """Three measured inference/training ratios: 2 degrees of freedom, t = 4.303, not 1.96."""
+    """Three measured inference/training ratios besides the reference's (1 by definition,
+    never counted): 2 degrees of freedom, t = 4.303, not 1.96."""
     gpus = spec_catalog()
-    ratio = {"g0": 1.0, "g1": 1.1, "g2": 0.9}
+    ratio = {"g0": 1.0, "g1": 1.1, "g2": 0.9, "g3": 1.0}
     rows = [
         {"workload": "training_16bit", "gpu_id": f"g{i}", "model": m,
          "throughput_per_gpu": k * true_perf(gpus, f"g{i}")}
@@ -559,11 +560,14 @@ def test_estimated_inference_interval_uses_t_on_the_ratios_degrees_of_freedom():
     g5 = out.filter((pl.col("workload") == "inference_16bit") & (pl.col("gpu_id") == "g5"))
     g5 = g5.row(0, named=True)
     assert g5["method"] == "estimated"
-    # Noise-free training: its interval has zero width, so the half-width is t(2) x sd.
-    sd = float(np.std(np.log(list(ratio.values())), ddof=1))
-    assert math.log(g5["value_high"] / g5["value"]) == pytest.approx(t975(2) * sd)
-    assert math.log(g5["value"] / g5["value_low"]) == pytest.approx(t975(2) * sd)
-    assert "t(2) x the sd" in g5["interval_method"]
+    # Noise-free training: its interval has zero width, so the half-width is t(2) x sd,
+    # widened for a new GPU of an architecture with 3 measured ratios (plus the 2
+    # pseudo-GPUs it is pooled with): x sqrt(1 + 1/5).
+    sd = float(np.std(np.log([ratio[g] for g in ("g1", "g2", "g3")]), ddof=1))
+    half = t975(2) * sd * math.sqrt(1 + 1 / 5)
+    assert math.log(g5["value_high"] / g5["value"]) == pytest.approx(half)
+    assert math.log(g5["value"] / g5["value_low"]) == pytest.approx(half)
+    assert "t(2) x the sd" in g5["interval_method"] and g5["evidence"] == "bridged"
 
 
 def test_noise_free_measurements_have_zero_width_intervals():
@@ -596,7 +600,8 @@ def test_reference_eight_bit_row_is_one_by_definition_and_says_so():
     ref8 = ref8.row(0, named=True)
     assert (ref8["value"], ref8["value_low"], ref8["value_high"]) == pytest.approx((1, 1, 1))
     assert (ref8["method"], ref8["n_results"]) == ("estimated", 0)
-    assert ref8["interval_method"] == REFERENCE_8BIT
+    # No 8-bit result at all: Dettmers' rule, said on the row.
+    assert ref8["interval_method"] == REFERENCE_8BIT and ref8["evidence"] == "dettmers_rule"
 
 
 # --- validation ----------------------------------------------------------------------------
@@ -735,19 +740,27 @@ def test_every_batch_sweep_figure_is_in_the_cited_dle_readme_table():
 
 
 def test_inference_bridge_is_exact_when_inference_tracks_training():
-    speeds = {"g0": 1.0, "g1": 2.0, "g2": 3.0}
-    rows = [
-        {"workload": w, "gpu_id": g, "model": "m", "throughput_per_gpu": k * v}
-        for g, v in speeds.items()
-        for w, k in (("training_16bit", 10.0), ("inference_16bit", 70.0))
-    ]
-    checks = {r["metric"]: r for r in inference_bridge_checks(debiased_frame(rows), "g0")}
-    assert checks["median_ape"]["value"] == pytest.approx(0.0, abs=1e-12)
-    assert checks["median_ape"]["n"] == 3
-    # g2 infers twice as fast relative to training: predicted from g0 and g1 it is 50 % off,
-    # and g0, g1 are each predicted from a median between their own ratio and g2's (sqrt 2).
-    rows[-1]["throughput_per_gpu"] *= 2
-    checks = {r["metric"]: r for r in inference_bridge_checks(debiased_frame(rows), "g0")}
-    errors = np.array([math.sqrt(2) - 1, math.sqrt(2) - 1, 0.5])
-    assert checks["median_ape"]["value"] == pytest.approx(math.sqrt(2) - 1)
-    assert checks["p90_ape"]["value"] == pytest.approx(float(np.quantile(errors, 0.9)))
+    gpus = spec_catalog(5)
+    params = ModelParameters(reference_gpu="g0")
+    ratio = {f"g{i}": 1.0 for i in range(5)}
+
+    def rows():
+        return [
+            {"workload": w, "gpu_id": g, "model": m,
+             "throughput_per_gpu": k * true_perf(gpus, g) * (r if w.startswith("inf") else 1)}
+            for g, r in ratio.items()
+            for w in ("training_16bit", "inference_16bit")
+            for m, k in (("m1", 10.0), ("m2", 4.0))
+        ]  # fmt: skip
+
+    checks = {r["metric"]: r for r in inference_bridge_checks(debiased_frame(rows()), gpus, params)}
+    assert checks["median_ape"]["value"] == pytest.approx(0.0, abs=1e-9)
+    assert checks["median_ape"]["n"] == 4  # the reference's ratio is never a test case
+    # g4 infers twice as fast relative to training: predicted from g1-g3 (ratio 1) it is
+    # 50 % off; g1 is predicted from g2, g3 (0) and g4 (log 2) pooled by architecture with
+    # two pseudo-GPUs at their shrunk mean (log 2 / 5): 2^(7/25) - 1.
+    ratio["g4"] = 2.0
+    checks = {r["metric"]: r for r in inference_bridge_checks(debiased_frame(rows()), gpus, params)}
+    errors = np.array([2 ** (7 / 25) - 1] * 3 + [0.5])
+    assert checks["median_ape"]["value"] == pytest.approx(float(np.median(errors)), rel=1e-6)
+    assert checks["p90_ape"]["value"] == pytest.approx(float(np.quantile(errors, 0.9)), rel=1e-6)

@@ -9,6 +9,11 @@ from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.resources import GpuvalueSettings, open_warehouse, run_date_for
 from pipeline.model.parameters import WORKLOADS
+from pipeline.model.plausibility import (
+    form_factor_pairs,
+    plausibility_problems,
+    same_die_pairs,
+)
 
 
 def _result(problems: list[str], **metadata) -> dg.AssetCheckResult:
@@ -146,3 +151,31 @@ def gpus_key_specs_sourced(warehouse: DuckDBResource) -> dg.AssetCheckResult:
     problems = [f"{g[0]}: a key spec or its source is missing" for g in missing]
     problems += [f"spec conflict for unknown gpu_id {o[0]}" for o in orphans]
     return _result(problems, conflicts=conflicts)
+
+
+@dg.asset_check(
+    asset="relative_performance",
+    blocking=True,
+    description=(
+        "Plausibility (pipeline/model/plausibility.py): same-die variants within 15 %, "
+        "SXM modules not slower than their PCIe cards, inference within 3x of training, "
+        "every row marked measured or estimated with its evidence."
+    ),
+)
+def relative_performance_plausible(
+    settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.AssetCheckResult:
+    """Facts any ranking must respect; a failure keeps the previous site and warehouse."""
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        relative = con.sql(
+            "SELECT * FROM relative_performance WHERE run_date = ?", params=[run_date]
+        ).pl()
+        catalog = con.sql("SELECT * FROM gpus").pl()
+    problems = plausibility_problems(relative, catalog)
+    return _result(
+        problems,
+        run_date=str(run_date),
+        same_die_pairs=len(same_die_pairs(catalog)),
+        form_factor_pairs=len(form_factor_pairs(catalog)),
+    )

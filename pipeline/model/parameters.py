@@ -34,6 +34,12 @@ class ModelParameters:
     # `fit_max_ci_width` wide), Dettmers' otherwise. Both sets are stored in model_constants.
     constants: str = "auto"
     fit_max_ci_width: float = 0.10
+    # MLPerf results of systems up to this many GPUs (one node) enter the model; larger
+    # systems change interconnect, global batch and epochs to converge (methodology §3).
+    mlperf_max_gpus: int = 8
+    # Figures measured with software from a GPU's first days after its release date are
+    # left out (launch-day kernels underrate it; debias.launch_window). 0 keeps them.
+    launch_window_days: int = 90
     # Electricity (B578): 5 years, $0.175/kWh, 15 % utilisation; RTX 4090 ~ $100/year.
     electricity_usd_per_kwh: float = 0.175
     utilization: float = 0.15

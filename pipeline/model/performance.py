@@ -3,28 +3,34 @@
 Measured: Dettmers takes the geometric mean over models of each GPU's speed relative to a
 reference GPU. We fit the equivalent two-way log-linear model
     log t[gpu, table] = p[gpu] + q[table]
-by least squares, where a table is one (source, software era, file, model, precision).
-With every GPU measured in every table this is exactly the geometric mean of ratios; with
-gaps it bridges them through the GPUs two tables share, and it never compares figures
-across tables (and so across software eras) directly. GPUs that share no table with the
-reference's set are placed on the common scale through an anchor (below), keeping their
-measured ratios to each other.
+by least squares, where a table is one (source, software era, file, model, precision), or
+for MLPerf one round x benchmark x precision. With every GPU measured in every table this
+is exactly the geometric mean of ratios; with gaps it bridges them through the GPUs two
+tables share, and it never compares figures across tables (and so across software eras)
+directly. GPUs that share no table with the reference's set are placed on the common
+scale through their *measured* anchors only (below), keeping their measured ratios.
 
-Anchors and estimates, training: GPUs with no benchmark get p from their specs. Candidate
-estimators (SPEC_MODELS: Dettmers' fixed 0.5/0.5 scaling by memory bandwidth and fp16 tensor
-TFLOPS, A54, B106; fitted elasticities; + L2 cache; + architecture offsets) are compared by
-leave-one-GPU-out error on the measured GPUs and the best one is used.
-Anchors and estimates, inference: the GPU's training value (public inference tables cover
-too few GPUs for a spec fit); an unmeasured GPU is its training value times the median
-inference/training ratio of the measured GPUs.
+16-bit training (`evidence`): `measured` in the reference's set of tables; `spec_placed`
+for a set of tables that shares no GPU with it (its measured ratios are kept, its level
+comes from the spec estimates: marked estimated); `spec_estimate` for GPUs without a
+benchmark. The spec estimator is chosen among candidates (SPEC_MODELS: Dettmers' fixed
+0.5/0.5 scaling by bandwidth and fp16 tensor TFLOPS, fitted elasticities, + L2, + power
+(TDP) with vendor and architecture offsets shrunk by a ridge) by leave-one-GPU-out error;
+a GPU of an architecture (vendor) without any measured GPU takes the error range of
+leaving whole architectures (vendors) out, so it gets a wider interval.
 
-Intervals (value_low, value_high, 95 %): measured GPUs from the least-squares covariance of
-the two-way fit (t on its residual degrees of freedom); GPUs placed through an anchor add
-the anchor's error; estimated GPUs take the spec estimator's leave-one-GPU-out error range
-(training) or the training interval combined with the spread of inference/training ratios.
+Inference (16- and 8-bit), `bridge`: measured where a GPU has results; a set of inference
+tables without the reference is placed through its GPUs whose base value (training for
+16-bit; 16-bit inference x the 8-bit tensor speedup for 8-bit) is itself measured. Other
+GPUs are bridged: base x the architecture's inference/base ratio, pooled toward the mean
+ratio of all measured GPUs (never counting the reference's ratio, 1 by definition), with
+an interval from the spread of those ratios and how few support it. With fewer than
+three measured ratios Dettmers' rule applies (inference ranks like training, ratio 1) and
+the row says so (`evidence` = `dettmers_rule`).
 
-8-bit inference: FP8 tensor throughput on Ada, Hopper and Blackwell; older GPUs run 8-bit at
-about their 16-bit speed (B536-553). v0 derives it from 16-bit inference with that rule.
+8-bit tensor speed (`eight_bit_speedup`): the fastest 8-bit tensor rate the GPU has (INT8
+from Turing on, FP8 on Ada, Hopper, Blackwell and CDNA3+) over its fp16 tensor rate; 1
+(Dettmers: old GPUs run 8-bit at about their 16-bit speed, B536-553) where neither applies.
 """
 
 import datetime as dt
@@ -32,10 +38,12 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from pipeline.model.debias import era_term
 from pipeline.model.fit import t975
 from pipeline.model.parameters import ModelParameters
 
 FP8_ARCHITECTURES = ("ada", "hopper", "blackwell", "cdna3", "cdna4")
+INT8_ARCHITECTURES = ("turing", "ampere")
 
 
 def _components(pairs: list[tuple[str, str]]) -> dict[str, str]:
@@ -185,51 +193,130 @@ def place_on_anchor(measured: pl.DataFrame, anchor: pl.DataFrame) -> pl.DataFram
 
 # Candidates, simplest first (a tie goes to the simpler one). Dettmers scaled untested cards
 # by bandwidth and tensor throughput (A54, B106); his 2023 priority list adds cache (L2) and
-# the architecture (B106, B264-268).
+# the architecture (B106, B264-268); power-limited parts (A30, L4, H100 NVL) run their
+# tensor cores below peak, so the last candidate adds the TDP, and vendor and architecture
+# offsets (software stacks and microarchitectures differ) shrunk toward zero by a ridge.
 SPEC_MODELS = (
     "dettmers_half_half",
     "bandwidth_tensor",
     "bandwidth_tensor_l2",
     "bandwidth_tensor_l2_arch",
+    "tensor_bandwidth_power_family",
 )
 MIN_FITTED_GPUS = 8
 # Ridge penalty on the architecture offsets: an architecture with k measured GPUs keeps
 # k / (k + 1) of its mean residual, one with none gets no offset.
 ARCH_RIDGE = 1.0
+# Ridge penalty on vendor and architecture offsets of the family model (same meaning).
+FAMILY_RIDGE = 1.0
 
 
 def spec_features(gpus: pl.DataFrame) -> pl.DataFrame:
-    """gpu_id, log bandwidth, log fp16 tensor TFLOPS, log L2 (may be null), architecture."""
-    l2 = pl.col("l2_cache_mb").log() if "l2_cache_mb" in gpus.columns else pl.lit(None)
-    arch = pl.col("architecture") if "architecture" in gpus.columns else pl.lit("unknown")
+    """gpu_id, log bandwidth, log fp16 tensor TFLOPS, log L2, log TDP, vendor, architecture.
+
+    Missing specs are null (a GPU without tensor cores has no tensor rate).
+    """
+
+    def log_of(name: str) -> pl.Expr:
+        if name not in gpus.columns:
+            return pl.lit(None, dtype=pl.Float64)
+        return pl.when(pl.col(name) > 0).then(pl.col(name).cast(pl.Float64).log())
+
+    def text(name: str) -> pl.Expr:
+        return pl.col(name).cast(pl.Utf8) if name in gpus.columns else pl.lit("unknown")
+
     return gpus.select(
         "gpu_id",
-        log_bw=pl.col("memory_bandwidth_gbs").log(),
-        log_tf=pl.col("fp16_tensor_tflops").log(),
-        log_l2=l2.cast(pl.Float64),
-        architecture=arch.cast(pl.Utf8),
+        log_bw=log_of("memory_bandwidth_gbs"),
+        log_tf=log_of("fp16_tensor_tflops"),
+        log_l2=log_of("l2_cache_mb"),
+        log_tdp=log_of("tdp_w"),
+        vendor=text("vendor").fill_null("unknown"),
+        architecture=text("architecture").fill_null("unknown"),
     )
+
+
+def _ridge(design: np.ndarray, target: np.ndarray, penalised: list[int], lam: float):
+    """Least squares with an L2 penalty `lam` on the columns `penalised`."""
+    if penalised:
+        penalty = np.zeros((len(penalised), design.shape[1]))
+        for row, col in enumerate(penalised):
+            penalty[row, col] = np.sqrt(lam)
+        design = np.vstack([design, penalty])
+        target = np.concatenate([target, np.zeros(len(penalised))])
+    coef, *_ = np.linalg.lstsq(design, target, rcond=None)
+    return coef
+
+
+def _fit_family(train: pl.DataFrame, use_tensor: bool = True):
+    """Power and family model: log perf ~ bw + [tensor] + TDP + vendor + architecture.
+
+    Vendor and architecture offsets are ridge-penalised (FAMILY_RIDGE), so an architecture
+    seen on one GPU keeps half its residual and an unseen one none (its vendor's offset
+    only). Returns predict(features) -> array, NaN where a needed spec is missing; None
+    when the fit is not possible or not physical (a negative bandwidth or tensor term).
+    """
+    needed = ["log_bw", "log_tdp"] + (["log_tf"] if use_tensor else [])
+    rows = train.drop_nulls(needed)
+    if rows.height < MIN_FITTED_GPUS:
+        return None
+    vendors = sorted(set(rows["vendor"]))
+    archs = sorted(set(rows["architecture"]))
+    base = np.column_stack([np.ones(rows.height)] + [rows[c].to_numpy() for c in needed])
+    dummies = [
+        np.array([[v == x for x in vendors] for v in rows["vendor"]], float),
+        np.array([[a == x for x in archs] for a in rows["architecture"]], float),
+    ]
+    design = np.column_stack([base, *dummies])
+    first = base.shape[1]
+    coef = _ridge(
+        design, rows["log_perf"].to_numpy(), list(range(first, design.shape[1])), FAMILY_RIDGE
+    )
+    slopes = dict(zip(needed, coef[1:first], strict=True))
+    if slopes["log_bw"] < 0 or slopes.get("log_tf", 0.0) < 0:
+        return None
+    vendor_off = dict(zip(vendors, coef[first : first + len(vendors)], strict=True))
+    arch_off = dict(zip(archs, coef[first + len(vendors) :], strict=True))
+
+    def predict(f: pl.DataFrame) -> np.ndarray:
+        out = np.full(f.height, coef[0])
+        for name, slope in slopes.items():
+            out = out + slope * f[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        out = out + np.array([vendor_off.get(v, 0.0) for v in f["vendor"]])
+        return out + np.array([arch_off.get(a, 0.0) for a in f["architecture"]])
+
+    return predict
 
 
 def _fit_spec(model: str, train: pl.DataFrame):
     """Fit one candidate on (features + log_perf) rows; returns predict(features) -> array.
 
     Candidates that need more GPUs than `train` has, or that fit a negative elasticity,
-    fall back to the next simpler one, so every candidate can always predict.
+    fall back to the next simpler one, so every candidate can always predict (NaN where a
+    GPU lacks a spec the candidate uses; `spec_estimator` fills those).
     """
+    train = train.drop_nulls(["log_bw", "log_tf"])
     y = train["log_perf"].to_numpy()
     bw, tf = train["log_bw"].to_numpy(), train["log_tf"].to_numpy()
     if model == "dettmers_half_half" or len(y) < MIN_FITTED_GPUS:
         level = float(np.mean(y - 0.5 * bw - 0.5 * tf)) if len(y) else 0.0
-        return lambda f: level + 0.5 * f["log_bw"].to_numpy() + 0.5 * f["log_tf"].to_numpy()
+        return lambda f: (
+            level
+            + 0.5 * f["log_bw"].fill_null(np.nan).to_numpy()
+            + 0.5 * f["log_tf"].fill_null(np.nan).to_numpy()
+        )
     if model == "bandwidth_tensor":
         coef, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(y)), bw, tf]), y, rcond=None)
         if coef[1] < 0 or coef[2] < 0:
             return _fit_spec("dettmers_half_half", train)
         return lambda f: (
-            coef[0] + coef[1] * f["log_bw"].to_numpy() + coef[2] * f["log_tf"].to_numpy()
+            coef[0]
+            + coef[1] * f["log_bw"].fill_null(np.nan).to_numpy()
+            + coef[2] * f["log_tf"].fill_null(np.nan).to_numpy()
         )
     simpler = _fit_spec("bandwidth_tensor", train)
+    if model == "tensor_bandwidth_power_family":
+        return _fit_family(train) or simpler
     with_l2 = train.filter(pl.col("log_l2").is_not_null())
     if with_l2.height < MIN_FITTED_GPUS:
         return simpler
@@ -239,46 +326,81 @@ def _fit_spec(model: str, train: pl.DataFrame):
     )
     dummies = np.array([[a == arch for arch in archs] for a in with_l2["architecture"]], float)
     design = np.column_stack([base, dummies.reshape(with_l2.height, len(archs))])
-    target = with_l2["log_perf"].to_numpy()
-    if archs:
-        penalty = np.zeros((len(archs), design.shape[1]))
-        penalty[:, 4:] = np.sqrt(ARCH_RIDGE) * np.eye(len(archs))
-        design, target = (
-            np.vstack([design, penalty]),
-            np.concatenate([target, np.zeros(len(archs))]),
-        )
-    coef, *_ = np.linalg.lstsq(design, target, rcond=None)
+    coef = _ridge(
+        design, with_l2["log_perf"].to_numpy(), list(range(4, design.shape[1])), ARCH_RIDGE
+    )
     if min(coef[1], coef[2]) < 0:
         return simpler
     offsets = dict(zip(archs, coef[4:], strict=True))
 
     def predict(f: pl.DataFrame) -> np.ndarray:
         fallback = simpler(f)
-        l2 = f["log_l2"].to_numpy()
+        l2 = f["log_l2"].cast(pl.Float64).fill_null(np.nan).to_numpy()
         offset = np.array([offsets.get(a, 0.0) for a in f["architecture"]])
-        full = coef[0] + coef[1] * f["log_bw"].to_numpy() + coef[2] * f["log_tf"].to_numpy()
-        full = full + coef[3] * np.nan_to_num(l2.astype(float), nan=0.0) + offset
-        return np.where(np.isnan(l2.astype(float)), fallback, full)
+        full = coef[0] + coef[1] * f["log_bw"].fill_null(np.nan).to_numpy()
+        full = full + coef[2] * f["log_tf"].fill_null(np.nan).to_numpy()
+        full = full + coef[3] * np.nan_to_num(l2, nan=0.0) + offset
+        return np.where(np.isnan(l2), fallback, full)
 
     return predict
+
+
+def _predict_with_fallback(model: str, train: pl.DataFrame, target: pl.DataFrame) -> np.ndarray:
+    """The candidate's prediction, with fallbacks for GPUs it cannot predict.
+
+    A GPU without a tensor rate (or TDP) takes the family model without the tensor term,
+    then Dettmers' rule by bandwidth alone.
+    """
+    out = _fit_spec(model, train)(target)
+    missing = np.isnan(out)
+    if missing.any():
+        no_tensor = _fit_family(train, use_tensor=False)
+        if no_tensor is not None:
+            out = np.where(missing, no_tensor(target), out)
+    missing = np.isnan(out)
+    if missing.any():
+        rows = train.drop_nulls(["log_bw"])
+        level = float(np.mean(rows["log_perf"] - rows["log_bw"])) if rows.height else 0.0
+        out = np.where(missing, level + target["log_bw"].fill_null(np.nan).to_numpy(), out)
+    return out
+
+
+def _held_out_errors(model: str, data: pl.DataFrame, key: str) -> pl.DataFrame:
+    """Prediction error of each measured GPU with every GPU sharing its `key` held out."""
+    out = []
+    for value in sorted(set(data[key])):
+        held = data.filter(pl.col(key) == value)
+        train = data.filter(pl.col(key) != value)
+        if train.is_empty():
+            continue
+        predicted = _predict_with_fallback(model, train, held)
+        for gpu, p, y in zip(held["gpu_id"], predicted, held["log_perf"], strict=True):
+            if not np.isnan(p):
+                out.append({"gpu_id": gpu, key: value, "log_error": float(p - y)})
+    schema = {"gpu_id": pl.Utf8, key: pl.Utf8, "log_error": pl.Float64}
+    return pl.DataFrame(out, schema=schema)
 
 
 def leave_one_gpu_out(measured: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     """Each candidate's prediction of each measured GPU from all the other measured GPUs.
 
-    `measured` holds one connected set (gpu_id, log_perf). Returns model, gpu_id,
-    log_error (predicted - measured) and ape (|predicted / measured - 1|).
+    `measured` holds one connected set (gpu_id, log_perf). Returns model, gpu_id, vendor,
+    architecture, log_error (predicted - measured) and ape (|predicted / measured - 1|).
     """
     data = measured.select("gpu_id", "log_perf").join(spec_features(gpus), on="gpu_id")
-    out = []
-    for model in SPEC_MODELS:
-        for i in range(data.height):
-            held = data.slice(i, 1)
-            train = data.filter(pl.col("gpu_id") != held["gpu_id"][0])
-            error = float(_fit_spec(model, train)(held)[0] - held["log_perf"][0])
-            out.append({"model": model, "gpu_id": held["gpu_id"][0], "log_error": error})
+    frames = [
+        _held_out_errors(model, data, "gpu_id")
+        .drop("gpu_id_right", strict=False)
+        .with_columns(model=pl.lit(model))
+        for model in SPEC_MODELS
+    ]
     schema = {"model": pl.Utf8, "gpu_id": pl.Utf8, "log_error": pl.Float64}
-    return pl.DataFrame(out, schema=schema).with_columns(ape=(pl.col("log_error").exp() - 1).abs())
+    if not frames:
+        return pl.DataFrame(schema=schema)
+    logo = pl.concat([f.select("model", "gpu_id", "log_error") for f in frames])
+    return logo.join(
+        data.select("gpu_id", "vendor", "architecture"), on="gpu_id", how="left"
+    ).with_columns(ape=(pl.col("log_error").exp() - 1).abs())
 
 
 def choose_spec_model(logo: pl.DataFrame) -> str:
@@ -290,152 +412,388 @@ def choose_spec_model(logo: pl.DataFrame) -> str:
     return min(SPEC_MODELS, key=lambda m: (round(best.get(m, np.inf), 6), SPEC_MODELS.index(m)))
 
 
+def unseen_family_errors(measured: pl.DataFrame, gpus: pl.DataFrame, model: str) -> dict:
+    """The chosen estimator's errors with whole architectures / vendors left out.
+
+    {'architecture': errors, 'vendor': errors}: what an estimate is worth for a GPU whose
+    architecture (vendor) has no measured GPU.
+    """
+    data = measured.select("gpu_id", "log_perf").join(spec_features(gpus), on="gpu_id")
+    return {
+        key: _held_out_errors(model, data, key)["log_error"].to_numpy()
+        for key in ("architecture", "vendor")
+    }
+
+
 def spec_estimator(measured: pl.DataFrame, gpus: pl.DataFrame):
-    """(estimates, logo, chosen model): the chosen candidate fitted on all measured GPUs."""
+    """(estimates, logo, chosen model, unseen-family errors) fitted on all measured GPUs."""
     logo = leave_one_gpu_out(measured, gpus)
     chosen = choose_spec_model(logo)
-    predict = _fit_spec(chosen, measured.join(spec_features(gpus), on="gpu_id"))
+    train = measured.select("gpu_id", "log_perf").join(spec_features(gpus), on="gpu_id")
     features = spec_features(gpus)
     estimates = features.select("gpu_id").with_columns(
-        anchor_log=pl.Series(predict(features), dtype=pl.Float64)
+        anchor_log=pl.Series(_predict_with_fallback(chosen, train, features), dtype=pl.Float64)
     )
-    return estimates, logo.filter(pl.col("model") == chosen), chosen
+    unseen = unseen_family_errors(measured, gpus, chosen) if train.height >= 3 else {}
+    return estimates, logo.filter(pl.col("model") == chosen), chosen, unseen
 
 
 # --- workloads ----------------------------------------------------------------------------
 
 
-def _measured(debiased: pl.DataFrame, workload: str, reference: str) -> pl.DataFrame:
-    rows = debiased.filter(pl.col("workload") == workload).select(
-        "gpu_id",
-        "throughput_per_gpu",
-        table=pl.concat_str(
-            "source", "software_era", "citation", "model", "precision", separator="|"
-        ),
-    )
-    return fit_log_performance(rows, reference)
+def workload_rows(debiased: pl.DataFrame, workload: str) -> pl.DataFrame:
+    """gpu_id, throughput_per_gpu and table of one workload's debiased figures.
 
-
-def _intervals(placed: pl.DataFrame, df: int, anchor_half: pl.Expr, set_sd: float) -> pl.DataFrame:
-    """Log half-widths of the 95 % interval and how it was made, per GPU.
-
-    - measured, in the reference's set: t(df) x the least-squares standard error;
-    - measured, another set: that plus the anchor's error over the set (sd / sqrt(size));
-    - not measured: the anchor's own interval (`anchor_half`).
+    The table is the debiasing's era term (source, era, file, model, precision; an
+    MLPerf round x benchmark x precision, whose citations name single systems).
     """
-    t = t975(df) if df >= 1 else None
-    own = pl.col("log_se") * t if t is not None else pl.lit(None, dtype=pl.Float64)
-    shifted = (pl.col("log_se").pow(2) + set_sd**2 / pl.col("set_size")).sqrt() * (t or 1.96)
-    measured = pl.col("n_results").is_not_null()
-    return placed.with_columns(
-        half=pl.when(measured & pl.col("main"))
-        .then(own)
-        .when(measured)
-        .then(shifted)
-        .otherwise(anchor_half),
-        interval_method=pl.when(measured & pl.col("main"))
-        .then(pl.lit(f"least-squares standard error, t({df}) 95 %"))
-        .when(measured)
-        .then(pl.lit("least-squares standard error plus anchoring error of its set, 95 %"))
-        .otherwise(pl.lit(None, dtype=pl.Utf8)),
+    table = pl.col("era_term") if "era_term" in debiased.columns else era_term()
+    return debiased.filter(pl.col("workload") == workload).select(
+        "gpu_id", "throughput_per_gpu", table=table
     )
 
 
-def _normalised(merged: pl.DataFrame, workload: str, reference: str) -> pl.DataFrame:
-    """Normalise: value = exp(log_perf - log_perf[reference]); method = was it measured."""
-    ref_log = merged.filter(pl.col("gpu_id") == reference)["log_perf"][0]
-    return merged.select(
-        "gpu_id",
-        pl.lit(workload).alias("workload"),
-        value=(pl.col("log_perf") - ref_log).exp(),
-        method=pl.when(pl.col("n_results").is_not_null())
-        .then(pl.lit("measured"))
-        .otherwise(pl.lit("estimated")),
-        n_results=pl.col("n_results").fill_null(0),
-        value_low=(pl.col("log_perf") - ref_log - pl.col("half")).exp(),
-        value_high=(pl.col("log_perf") - ref_log + pl.col("half")).exp(),
-        interval_method="interval_method",
-    )
+def _measured(debiased: pl.DataFrame, workload: str, reference: str) -> pl.DataFrame:
+    return fit_log_performance(workload_rows(debiased, workload), reference)
+
+
+def _quantile_range(errors: np.ndarray) -> tuple[float, float] | None:
+    """(2.5 %, 97.5 %) of log errors (predicted - measured); None with fewer than 3."""
+    if len(errors) < 3:
+        return None
+    return float(np.quantile(errors, 0.025)), float(np.quantile(errors, 0.975))
 
 
 def training_16bit(debiased: pl.DataFrame, gpus: pl.DataFrame, reference: str) -> pl.DataFrame:
     """16-bit training: measured where benchmarked, else estimated from specs."""
     measured = _measured(debiased, "training_16bit", reference)
     main = measured.filter(pl.col("main"))
-    anchor, logo, chosen = spec_estimator(main, gpus)
+    anchor, logo, chosen, unseen = spec_estimator(main, gpus)
     placed = place_on_anchor(measured, anchor)
-    # Unmeasured GPUs: the empirical 2.5-97.5 % range of the estimator's leave-one-GPU-out
-    # errors (measured - predicted), so the interval is as wide as its tested error.
-    if logo.height >= 3:
-        q_low = float(logo["log_error"].quantile(0.025, "linear"))
-        q_high = float(logo["log_error"].quantile(0.975, "linear"))
-        rmse = float(np.sqrt(np.mean(logo["log_error"].to_numpy() ** 2)))
-        spread = f"spec estimate ({chosen}), leave-one-GPU-out error range over {logo.height} GPUs"
-    else:
-        q_low = q_high = rmse = None
-        spread = None
     df = int(measured["df"].max()) if measured.height else 0
-    with_half = _intervals(placed, df, pl.lit(None, dtype=pl.Float64), rmse or 0.0)
-    out = _normalised(with_half, "training_16bit", reference)
-    if q_low is None:
-        return out
-    # The leave-one-out range is asymmetric: low = value * exp(-q_high), high = * exp(-q_low).
-    return out.with_columns(
-        value_low=pl.when(pl.col("method") == "estimated")
-        .then(pl.col("value") * np.exp(-q_high))
-        .otherwise("value_low"),
-        value_high=pl.when(pl.col("method") == "estimated")
-        .then(pl.col("value") * np.exp(-q_low))
-        .otherwise("value_high"),
-        interval_method=pl.when(pl.col("method") == "estimated")
-        .then(pl.lit(spread))
-        .otherwise("interval_method"),
+    t = t975(df) if df >= 1 else None
+    ref_log = placed.filter(pl.col("gpu_id") == reference)["log_perf"][0]
+    seen_archs = set(
+        spec_features(gpus.filter(pl.col("gpu_id").is_in(main["gpu_id"].to_list())))["architecture"]
     )
-
-
-def inference_16bit(debiased: pl.DataFrame, training: pl.DataFrame, reference: str) -> pl.DataFrame:
-    """16-bit inference: measured where benchmarked, else bridged from training.
-
-    Public inference tables cover few GPUs (mostly data-center parts), too few to fit a
-    spec model. Dettmers ranked inference like training; an unmeasured GPU is its 16-bit
-    training value times the median inference/training ratio of the measured GPUs. Its
-    interval combines the training interval with t(k - 1) x the sd of those k ratios.
-    """
-    measured = _measured(debiased, "inference_16bit", reference)
-    anchor = training.select(
-        "gpu_id",
-        anchor_log=pl.col("value").log(),
-        _train_half=((pl.col("value_high") / pl.col("value_low")).log() / 2),
+    seen_vendors = set(
+        spec_features(gpus.filter(pl.col("gpu_id").is_in(main["gpu_id"].to_list())))["vendor"]
     )
-    placed = place_on_anchor(measured, anchor.select("gpu_id", "anchor_log")).join(
-        anchor.select("gpu_id", "_train_half"), on="gpu_id"
-    )
-    ratios = placed.filter(pl.col("n_results").is_not_null() & pl.col("main")).join(
-        anchor.select("gpu_id", "anchor_log").rename({"anchor_log": "_a"}), on="gpu_id"
-    )
-    offsets = (ratios["log_perf"] - ratios["_a"]).to_numpy()
-    ratio_sd = float(np.std(offsets, ddof=1)) if len(offsets) >= 2 else None
-    # The sd comes from a handful of ratios: Student t on their len - 1 degrees of freedom.
-    ratio_t = t975(len(offsets) - 1) if ratio_sd is not None else None
-    df = int(measured["df"].max()) if measured.height else 0
-    anchor_half = (
-        (pl.col("_train_half").pow(2) + (ratio_t * ratio_sd) ** 2).sqrt()
-        if ratio_sd is not None
-        else pl.lit(None, dtype=pl.Float64)
-    )
-    with_half = _intervals(placed, df, anchor_half, ratio_sd or 0.0).with_columns(
-        interval_method=pl.coalesce(
-            "interval_method",
-            pl.when(pl.col("half").is_not_null()).then(
-                pl.lit(
-                    f"training interval combined with t({len(offsets) - 1}) x the sd "
-                    f"({ratio_sd or 0:.3f} in logs) of {len(offsets)} measured "
-                    "inference/training ratios"
-                )
-            ),
+    # Unmeasured GPUs: the empirical 2.5-97.5 % range of the estimator's held-out errors,
+    # so the interval is as wide as its tested error: leave-one-GPU-out for a GPU of a
+    # measured architecture, leave-one-architecture-out (-vendor-out) for a GPU whose
+    # architecture (vendor) no measured GPU shares; never narrower than the seen case.
+    seen = _quantile_range(logo["log_error"].to_numpy()) if logo.height else None
+    new_arch = _quantile_range(unseen.get("architecture", np.array([])))
+    new_vendor = _quantile_range(unseen.get("vendor", np.array([])))
+    ranges = {"seen": seen}
+    ranges["new_architecture"] = _widest(seen, new_arch)
+    ranges["new_vendor"] = _widest(ranges["new_architecture"], new_vendor)
+    features = spec_features(gpus).select("gpu_id", "vendor", "architecture")
+    rows = []
+    for r in placed.join(features, on="gpu_id", how="left").iter_rows(named=True):
+        value = r["log_perf"] - ref_log
+        if r["n_results"] is not None and r["main"]:
+            half = t * r["log_se"] if t is not None and r["log_se"] is not None else None
+            text = f"least-squares standard error, t({df}) 95 %" if half else None
+            low = -half if half is not None else None
+            rows.append(
+                _row(r["gpu_id"], value, low, half, "measured", "measured", r["n_results"], text)
+            )
+            continue
+        context = (
+            "seen"
+            if r["architecture"] in seen_archs
+            else "new_architecture"
+            if r["vendor"] in seen_vendors
+            else "new_vendor"
         )
+        bounds = ranges[context]
+        low = -bounds[1] if bounds else None
+        high = -bounds[0] if bounds else None
+        what = {
+            "seen": "leave-one-GPU-out",
+            "new_architecture": "leave-one-architecture-out (no measured GPU of its architecture)",
+            "new_vendor": "leave-one-vendor-out (no measured GPU of its vendor)",
+        }[context]
+        method_text = (
+            f"spec estimate ({chosen}), {what} error range" if bounds is not None else None
+        )
+        if r["n_results"] is not None:
+            # Measured, but in tables that share no GPU with the reference's: its level
+            # comes from the spec estimates of its set, so it is an estimate.
+            rows.append(_row(r["gpu_id"], value, low, high, "estimated", "spec_placed",
+                             r["n_results"], method_text))  # fmt: skip
+        else:
+            rows.append(_row(r["gpu_id"], value, low, high, "estimated", "spec_estimate", 0,
+                             method_text))  # fmt: skip
+    return _frame(rows, "training_16bit")
+
+
+def _widest(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def _row(gpu, log_value, low, high, method, evidence, n, interval_method) -> dict:
+    """One output row in logs: `low`/`high` are offsets from `log_value` (None: unknown)."""
+    return {
+        "gpu_id": gpu,
+        "log_value": log_value,
+        "log_low": log_value + low if low is not None else None,
+        "log_high": log_value + high if high is not None else None,
+        "method": method,
+        "evidence": evidence,
+        "n_results": int(n or 0),
+        "interval_method": interval_method,
+    }
+
+
+ROW_SCHEMA = {
+    "gpu_id": pl.Utf8,
+    "log_value": pl.Float64,
+    "log_low": pl.Float64,
+    "log_high": pl.Float64,
+    "method": pl.Utf8,
+    "evidence": pl.Utf8,
+    "n_results": pl.Int64,
+    "interval_method": pl.Utf8,
+}
+
+
+def _frame(rows: list[dict], workload: str) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=ROW_SCHEMA).select(
+        "gpu_id",
+        pl.lit(workload).alias("workload"),
+        value=pl.col("log_value").exp(),
+        method="method",
+        evidence="evidence",
+        n_results="n_results",
+        value_low=pl.col("log_low").exp(),
+        value_high=pl.col("log_high").exp(),
+        interval_method="interval_method",
     )
-    return _normalised(with_half, "inference_16bit", reference)
+
+
+REFERENCE_8BIT = "reference GPU: 1 by definition (8-bit values are relative to its 8-bit speed)"
+
+
+def reference_text(workload: str) -> str:
+    """Why the reference GPU's row is exactly 1 where it has no measurement."""
+    if workload == "inference_8bit":
+        return REFERENCE_8BIT
+    return f"reference GPU: 1 by definition ({workload} values are relative to its speed)"
+
+
+# Pseudo-observations at the prior: each architecture's ratio is pooled toward the mean
+# ratio as if the mean had been seen this many more times, and the mean toward Dettmers'
+# ratio 1 likewise, so one measured GPU never sets an architecture's ratio alone.
+POOLING_PSEUDO_GPUS = 2.0
+MIN_BRIDGE_RATIOS = 3
+
+
+def bridged_workload(
+    debiased: pl.DataFrame,
+    workload: str,
+    base: pl.DataFrame,
+    gpus: pl.DataFrame,
+    reference: str,
+    base_name: str,
+) -> tuple[pl.DataFrame, dict]:
+    """A workload measured on few GPUs, bridged from a base workload for the others.
+
+    `base` has gpu_id, base_log (log value relative to the reference), base_half (log
+    half-width of its 95 % interval, may be null) and base_measured (whether the base rests
+    on the GPU's own measurement). Returns (rows, bridge summary). See the module docstring.
+    """
+    measured = _measured(debiased, workload, reference)
+    arch = spec_features(gpus).select("gpu_id", "architecture")
+    base = base.join(arch, on="gpu_id", how="left")
+    base_of = {r["gpu_id"]: r for r in base.iter_rows(named=True)}
+    ref_measured = measured.filter((pl.col("gpu_id") == reference) & pl.col("main"))
+    ref_log = ref_measured["log_perf"][0] if ref_measured.height else None
+    df = int(measured["df"].max()) if measured.height else 0
+    t = t975(df) if df >= 1 else None
+
+    # 1. The reference's set: measured ratios to the reference, exact.
+    placed: dict[str, dict] = {}
+    if ref_log is not None:
+        for r in measured.filter(pl.col("main")).iter_rows(named=True):
+            half = t * r["log_se"] if t is not None and r["log_se"] is not None else None
+            placed[r["gpu_id"]] = {"log": r["log_perf"] - ref_log, "half": half, "main": True,
+                                   "n": r["n_results"]}  # fmt: skip
+
+    def ratio(gpu: str, log: float) -> float | None:
+        b = base_of.get(gpu)
+        if gpu == reference or b is None or not b["base_measured"]:
+            return None  # the reference's ratio is 1 by definition, not evidence
+        return log - b["base_log"]
+
+    main_ratios = [x for g, p in placed.items() if (x := ratio(g, p["log"])) is not None]
+    k = len(main_ratios)
+    level = float(np.mean(main_ratios)) * k / (k + POOLING_PSEUDO_GPUS) if k else 0.0
+
+    # 2. Other sets: placed so that the median ratio of their GPUs with a measured base
+    # equals the reference set's pooled ratio; a set without such a GPU is not placed.
+    others = measured.filter(~pl.col("main")) if ref_log is not None else measured
+    for (_,), part in others.group_by("component"):
+        offsets = [
+            r["log_perf"] - base_of[r["gpu_id"]]["base_log"]
+            for r in part.iter_rows(named=True)
+            if r["gpu_id"] in base_of and base_of[r["gpu_id"]]["base_measured"]
+        ]
+        if not offsets:
+            continue
+        shift = level - float(np.median(offsets))
+        spread = float(np.std(offsets, ddof=1)) if len(offsets) >= 2 else None
+        for r in part.iter_rows(named=True):
+            se = r["log_se"]
+            half = None
+            if spread is not None and se is not None:
+                half = (t or 1.96) * float(np.sqrt(se**2 + spread**2 / len(offsets)))
+            placed[r["gpu_id"]] = {"log": r["log_perf"] + shift, "half": half, "main": False,
+                                   "n": r["n_results"]}  # fmt: skip
+
+    # 3. The bridge: ratios of measured GPUs with a measured base, pooled by architecture.
+    ratios = {g: x for g, p in placed.items() if (x := ratio(g, p["log"])) is not None}
+    values = np.array(list(ratios.values()))
+    n_ratios = len(values)
+    rule = n_ratios < MIN_BRIDGE_RATIOS
+    mean = 0.0 if rule else float(values.mean()) * n_ratios / (n_ratios + POOLING_PSEUDO_GPUS)
+    sd = float(values.std(ddof=1)) if n_ratios >= 2 else None
+    by_arch: dict[str, list[float]] = {}
+    for g, x in ratios.items():
+        by_arch.setdefault(base_of[g]["architecture"], []).append(x)
+
+    def bridge(architecture: str) -> tuple[float, float | None, int]:
+        own = by_arch.get(architecture, [])
+        if rule:
+            return 0.0, None, len(own)
+        pooled = (sum(own) + POOLING_PSEUDO_GPUS * mean) / (len(own) + POOLING_PSEUDO_GPUS)
+        half = t975(n_ratios - 1) * sd * np.sqrt(1 + 1 / (len(own) + POOLING_PSEUDO_GPUS))
+        return pooled, float(half), len(own)
+
+    rows = []
+    for b in base.iter_rows(named=True):
+        gpu = b["gpu_id"]
+        if gpu in placed:
+            p = placed[gpu]
+            what = (
+                f"least-squares standard error, t({df}) 95 %"
+                if p["main"]
+                else "least-squares standard error plus the placing error of its set, 95 %"
+            )
+            low = -p["half"] if p["half"] else None
+            text = what if p["half"] else None
+            rows.append(_row(gpu, p["log"], low, p["half"], "measured", "measured", p["n"], text))
+            continue
+        shift, half, n_arch = bridge(b["architecture"])
+        base_half = b["base_half"]
+        total = float(np.sqrt(half**2 + (base_half or 0.0) ** 2)) if half is not None else base_half
+        if rule:
+            text = (
+                f"Dettmers' rule ({workload} ranks like {base_name}, ratio 1): only "
+                f"{n_ratios} measured ratios; interval of the {base_name} value"
+            )
+        else:
+            text = (
+                f"{base_name} x the {b['architecture']} ratio ({np.exp(shift):.3f}; "
+                f"{n_arch} of {n_ratios} measured GPUs, pooled toward the mean), interval "
+                f"with t({n_ratios - 1}) x the sd of the ratios ({sd:.3f} in logs)"
+            )
+        rows.append(_row(gpu, b["base_log"] + shift, -total if total else None, total,
+                         "estimated", "dettmers_rule" if rule else "bridged", 0,
+                         text if total else None))  # fmt: skip
+    out = _frame(rows, workload)
+    # The reference is 1 by definition in every workload, with no interval of its own.
+    ref_value = out.filter(pl.col("gpu_id") == reference)["value"]
+    if ref_value.len() and ref_value[0] != 1.0:
+        scale = ref_value[0]
+        out = out.with_columns(pl.col("value", "value_low", "value_high") / scale)
+    is_ref = pl.col("gpu_id") == reference
+    if ref_log is None:  # not measured: 1 by definition all the same
+        out = out.with_columns(
+            value_low=pl.when(is_ref).then(1.0).otherwise("value_low"),
+            value_high=pl.when(is_ref).then(1.0).otherwise("value_high"),
+            interval_method=pl.when(is_ref)
+            .then(pl.lit(reference_text(workload)))
+            .otherwise("interval_method"),
+        )
+    summary = {"n_ratios": n_ratios, "mean_ratio": float(np.exp(mean)), "sd": sd, "rule": rule}
+    return out, summary
+
+
+def inference_16bit(
+    debiased: pl.DataFrame, training: pl.DataFrame, gpus: pl.DataFrame, reference: str
+) -> pl.DataFrame:
+    """16-bit inference: measured where benchmarked, else bridged from 16-bit training."""
+    base = training.select(
+        "gpu_id",
+        base_log=pl.col("value").log(),
+        base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
+        base_measured=pl.col("evidence") == "measured",
+    )
+    out, _ = bridged_workload(debiased, "inference_16bit", base, gpus, reference, "16-bit training")
+    return out
+
+
+def eight_bit_speedup(gpus: pl.DataFrame) -> pl.DataFrame:
+    """8-bit over 16-bit tensor speed per GPU (module docstring) and its basis.
+
+    The GPU's fastest 8-bit tensor rate over its fp16 tensor rate: INT8 from Turing on,
+    FP8 from Ada (and CDNA3) on. Both rates as the spec sheet gives them: GeForce cards
+    list fp16 with fp32 accumulate at half rate and INT8 at full rate, so their 8-bit gain
+    is 4x against a data-center part's 2x; MLPerf Inference agrees (RTX 4090 0.5x an H100
+    in INT8 ResNet-50 against 0.27x in 16-bit training).
+    """
+    fp8 = pl.col("fp8_tensor_tflops") if "fp8_tensor_tflops" in gpus.columns else pl.lit(None)
+    int8 = pl.col("int8_tensor_tops") if "int8_tensor_tops" in gpus.columns else pl.lit(None)
+    fp16 = pl.col("fp16_tensor_tflops")
+    arch = pl.col("architecture")
+    fp8_rate = pl.when(arch.is_in(FP8_ARCHITECTURES) & (fp16 > 0)).then(fp8.cast(pl.Float64))
+    int8_rate = pl.when(arch.is_in(INT8_ARCHITECTURES + FP8_ARCHITECTURES) & (fp16 > 0)).then(
+        int8.cast(pl.Float64)
+    )
+    best = pl.max_horizontal(fp8_rate, int8_rate)
+    return gpus.select(
+        "gpu_id",
+        speedup=pl.when(best.is_not_null()).then(best / fp16).otherwise(1.0).cast(pl.Float64),
+        speedup_basis=pl.when(fp8_rate.is_not_null() & (fp8_rate >= int8_rate.fill_null(0)))
+        .then(pl.lit("fp8/fp16 tensor"))
+        .when(int8_rate.is_not_null())
+        .then(pl.lit("int8/fp16 tensor"))
+        .otherwise(pl.lit("none (8-bit at 16-bit speed)")),
+    )
+
+
+def inference_8bit(
+    debiased: pl.DataFrame, inference_16bit: pl.DataFrame, gpus: pl.DataFrame, reference: str
+) -> pl.DataFrame:
+    """8-bit inference: measured (int8/fp8 tables) where benchmarked, else bridged.
+
+    The bridge's base is 16-bit inference x the GPU's 8-bit tensor speedup relative to the
+    reference's.
+    """
+    speed = eight_bit_speedup(gpus)
+    ref_speed = speed.filter(pl.col("gpu_id") == reference)["speedup"][0]
+    base = inference_16bit.join(speed, on="gpu_id").select(
+        "gpu_id",
+        base_log=pl.col("value").log() + (pl.col("speedup") / ref_speed).log(),
+        base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
+        base_measured=pl.col("evidence") == "measured",
+    )
+    out, _ = bridged_workload(
+        debiased,
+        "inference_8bit",
+        base,
+        gpus,
+        reference,
+        "16-bit inference x 8-bit tensor speedup",
+    )
+    return out
 
 
 def relative_performance(
@@ -445,14 +803,14 @@ def relative_performance(
 
     value_low/value_high is a 95 % interval (see `interval_method`); NULL where no interval
     can be computed (a fit without residual degrees of freedom, too few GPUs to validate
-    the spec estimator).
+    the spec estimator). `evidence` says what the value rests on (module docstring).
     """
     reference = params.reference_gpu
     if reference not in gpus["gpu_id"].to_list():
         raise ValueError(f"reference GPU {reference!r} is not in the catalog")
     training = training_16bit(debiased, gpus, reference)
-    inference = inference_16bit(debiased, training, reference)
-    eight_bit = inference_8bit(inference, gpus, reference)
+    inference = inference_16bit(debiased, training, gpus, reference)
+    eight_bit = inference_8bit(debiased, inference, gpus, reference)
     return (
         pl.concat([training, inference, eight_bit])
         .with_columns(
@@ -471,57 +829,7 @@ def relative_performance(
             "value_low",
             "value_high",
             "interval_method",
+            "evidence",
         )
         .sort("workload", "value", descending=[False, True])
-    )
-
-
-REFERENCE_8BIT = "reference GPU: 1 by definition (8-bit values are relative to its 8-bit speed)"
-
-
-def eight_bit_speedup(gpus: pl.DataFrame) -> pl.DataFrame:
-    """8-bit over 16-bit tensor speed: FP8/FP16 on FP8-capable GPUs, else 1 (Dettmers)."""
-    has_fp8 = (
-        pl.col("architecture").is_in(FP8_ARCHITECTURES) & pl.col("fp8_tensor_tflops").is_not_null()
-    )
-    return gpus.select(
-        "gpu_id",
-        speedup=pl.when(has_fp8)
-        .then(pl.col("fp8_tensor_tflops") / pl.col("fp16_tensor_tflops"))
-        .otherwise(1.0),
-    )
-
-
-def inference_8bit(
-    inference_16bit: pl.DataFrame, gpus: pl.DataFrame, reference: str
-) -> pl.DataFrame:
-    """8-bit inference relative performance derived from 16-bit inference (always estimated).
-
-    The interval is the 16-bit one scaled by the same factor; the 8-bit rule's own error is
-    not quantified (no 8-bit training or MLPerf figures are ingested yet). No 8-bit result
-    is behind any row, so `n_results` is 0 as for every estimate; the reference GPU is 1 by
-    definition (every 8-bit value is relative to its 8-bit speed), interval [1, 1].
-    """
-    speed = eight_bit_speedup(gpus)
-    ref_speed = speed.filter(pl.col("gpu_id") == reference)["speedup"][0]
-    factor = pl.col("speedup") / ref_speed
-    is_reference = pl.col("gpu_id") == reference
-    return inference_16bit.join(speed, on="gpu_id").select(
-        "gpu_id",
-        pl.lit("inference_8bit").alias("workload"),
-        value=pl.col("value") * factor,
-        method=pl.lit("estimated"),
-        n_results=pl.col("n_results") * 0,  # same dtype as the 16-bit rows it is stacked on
-        value_low=pl.col("value_low") * factor,
-        value_high=pl.col("value_high") * factor,
-        interval_method=pl.when(is_reference)
-        .then(
-            pl.lit("reference GPU: 1 by definition (8-bit values are relative to its 8-bit speed)")
-        )
-        .when(pl.col("interval_method").is_not_null())
-        .then(
-            pl.lit(
-                "16-bit inference interval scaled by the 8-bit speedup (rule error not included)"
-            )
-        ),
     )

@@ -7,8 +7,10 @@ Four checks (docs/methodology.md, "Validation"), one table `model_validation`:
   efficiency (leave-one-GPU-out: the GPU's own pairs are not in the fit that predicts them)
   against plain division by n and against Dettmers' constants.
 - spec_estimator_logo: leave-one-GPU-out error of each spec-based estimator candidate on
-  the measured GPUs (median and 90th-percentile absolute percentage error); and
-  inference_bridge_logo: the same for estimating inference from training.
+  the measured GPUs (median and 90th-percentile absolute percentage error), per vendor
+  for the chosen one (spec_estimator_logo_vendor); and inference_bridge_logo: the same
+  for bridging inference from training (each measured GPU's inference/training ratio
+  predicted from the other GPUs' ratios, pooled by architecture as the bridge does).
 - a100_vs_v100: debiased A100/V100 16-bit training speedups for CNNs and transformers
   beside Dettmers' 1.45x (vision) and 1.70x (NLP), under each constant set.
 """
@@ -29,10 +31,14 @@ from pipeline.model.fit import (
 )
 from pipeline.model.parameters import ModelParameters
 from pipeline.model.performance import (
+    POOLING_PSEUDO_GPUS,
     SPEC_MODELS,
     choose_spec_model,
     fit_log_performance,
     leave_one_gpu_out,
+    relative_performance,
+    spec_features,
+    workload_rows,
 )
 from sources.benchmarks.flags import SUPER_LINEAR_TOLERANCE
 
@@ -188,14 +194,9 @@ def multi_gpu_checks(predictions: pl.DataFrame) -> list[dict]:
 
 def training_measured_set(debiased: pl.DataFrame, reference: str) -> pl.DataFrame:
     """Measured 16-bit training log performance of the reference's connected set."""
-    rows = debiased.filter(pl.col("workload") == "training_16bit").select(
-        "gpu_id",
-        "throughput_per_gpu",
-        table=pl.concat_str(
-            "source", "software_era", "citation", "model", "precision", separator="|"
-        ),
+    return fit_log_performance(workload_rows(debiased, "training_16bit"), reference).filter(
+        pl.col("main")
     )
-    return fit_log_performance(rows, reference).filter(pl.col("main"))
 
 
 def spec_estimator_checks(debiased: pl.DataFrame, gpus: pl.DataFrame, reference: str) -> list[dict]:
@@ -229,7 +230,22 @@ def spec_estimator_checks(debiased: pl.DataFrame, gpus: pl.DataFrame, reference:
                         reference_value=base[0], n=n))  # fmt: skip
         out.append(_row("spec_estimator_logo", model, "p90_ape", p90, detail,
                         reference_value=base[1], n=n))  # fmt: skip
-    for r in logo.filter(pl.col("model") == chosen).sort("gpu_id").iter_rows(named=True):
+    chosen_logo = logo.filter(pl.col("model") == chosen)
+    for (vendor,), part in sorted(chosen_logo.group_by("vendor"), key=lambda kv: kv[0]):
+        median = float(part["ape"].median())
+        out.append(
+            _row(
+                "spec_estimator_logo_vendor",
+                vendor,
+                "median_ape",
+                median,
+                f"{vendor}: {part.height} measured GPUs ({', '.join(sorted(part['gpu_id']))}), "
+                f"each predicted by '{chosen}' fitted without it: median absolute error "
+                f"{_pct(median)}.",
+                n=part.height,
+            )
+        )
+    for r in chosen_logo.sort("gpu_id").iter_rows(named=True):
         out.append(
             _row(
                 "spec_estimator_logo_gpu",
@@ -244,33 +260,40 @@ def spec_estimator_checks(debiased: pl.DataFrame, gpus: pl.DataFrame, reference:
     return out
 
 
-def inference_bridge_checks(debiased: pl.DataFrame, reference: str) -> list[dict]:
-    """Leave-one-GPU-out error of estimating 16-bit inference from 16-bit training.
+def inference_bridge_checks(
+    debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters
+) -> list[dict]:
+    """Leave-one-GPU-out error of bridging 16-bit inference from 16-bit training.
 
-    An unmeasured GPU's inference value is its training value times the median
-    inference/training ratio of the measured GPUs (performance.inference_16bit); here each
-    GPU measured in both is predicted from the other GPUs' ratios.
+    Every GPU measured in both workloads (its training in the reference's set; never the
+    reference, whose ratio is 1 by definition) is predicted as its training value x the
+    architecture-pooled ratio of the *other* GPUs, as performance.bridged_workload does for
+    unmeasured GPUs; the error is against its measured inference value.
     """
-    training = training_measured_set(debiased, reference).select("gpu_id", t="log_perf")
-    rows = debiased.filter(pl.col("workload") == "inference_16bit").select(
-        "gpu_id",
-        "throughput_per_gpu",
-        table=pl.concat_str(
-            "source", "software_era", "citation", "model", "precision", separator="|"
-        ),
+    relative = relative_performance(debiased, gpus, params, dt.date.min)
+    wide = relative.filter(pl.col("evidence") == "measured").pivot(
+        on="workload", index="gpu_id", values="value"
     )
-    # Within one connected set of inference tables the ratios are comparable; across sets
-    # they differ by the sets' free constants, so each GPU is predicted from its own set.
-    inference = fit_log_performance(rows, reference)
-    both = inference.select("gpu_id", "component", i="log_perf").join(training, on="gpu_id")
+    if not {"training_16bit", "inference_16bit"} <= set(wide.columns):
+        return []
+    both = wide.drop_nulls(["training_16bit", "inference_16bit"]).filter(
+        pl.col("gpu_id") != params.reference_gpu
+    )
+    arch = dict(spec_features(gpus).select("gpu_id", "architecture").iter_rows())
+    ratio = {
+        g: float(np.log(i / t))
+        for g, t, i in both.select("gpu_id", "training_16bit", "inference_16bit").iter_rows()
+    }
     errors: dict[str, float] = {}
-    for (_,), part in both.group_by("component"):
-        if part.height < 3:
+    for g, own in ratio.items():
+        others = {h: x for h, x in ratio.items() if h != g}
+        if len(others) < 3:
             continue
-        offsets = dict(zip(part["gpu_id"], (part["i"] - part["t"]).to_list(), strict=True))
-        for g, own in offsets.items():
-            others = [o for h, o in offsets.items() if h != g]
-            errors[g] = abs(float(np.exp(np.median(others) - own)) - 1)
+        k = len(others)
+        mean = float(np.mean(list(others.values()))) * k / (k + POOLING_PSEUDO_GPUS)
+        same = [x for h, x in others.items() if arch.get(h) == arch.get(g)]
+        pooled = (sum(same) + POOLING_PSEUDO_GPUS * mean) / (len(same) + POOLING_PSEUDO_GPUS)
+        errors[g] = abs(float(np.exp(pooled - own)) - 1)
     if not errors:
         return []
     values = np.array(list(errors.values()))
@@ -278,15 +301,14 @@ def inference_bridge_checks(debiased: pl.DataFrame, reference: str) -> list[dict
     detail = (
         f"16-bit inference of {len(errors)} GPUs measured in both workloads "
         f"({', '.join(sorted(errors))}), each predicted as its training value times the "
-        f"median inference/training ratio of the others in its set of inference tables: "
-        f"median absolute error "
+        f"architecture-pooled inference/training ratio of the others: median absolute error "
         f"{_pct(median)}, 90th percentile {_pct(p90)}. This is how unmeasured GPUs get "
         f"their inference value."
     )
     return [
-        _row("inference_bridge_logo", "training x median ratio", "median_ape", median, detail,
+        _row("inference_bridge_logo", "training x pooled ratio", "median_ape", median, detail,
              n=len(errors)),
-        _row("inference_bridge_logo", "training x median ratio", "p90_ape", p90, detail,
+        _row("inference_bridge_logo", "training x pooled ratio", "p90_ape", p90, detail,
              n=len(errors)),
     ]  # fmt: skip
 
@@ -407,7 +429,7 @@ def model_validation(
     rows = batch_gain_checks(constants, params)
     rows += multi_gpu_checks(multi_gpu_predictions(results, gpus, params))
     rows += spec_estimator_checks(debiased, gpus, params.reference_gpu)
-    rows += inference_bridge_checks(debiased, params.reference_gpu)
+    rows += inference_bridge_checks(debiased, gpus, params)
     rows += a100_v100_checks(results, gpus, params, run_date)
     frame = pl.DataFrame(
         [{k: r.get(k) for k in SCHEMA if k != "run_date"} for r in rows],

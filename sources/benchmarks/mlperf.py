@@ -223,6 +223,12 @@ def _inference(rows, source_file, commit, known) -> ParsedTable:
         if row.get("Category", "").strip().lower() != "closed":
             result.skipped["open division"] += 1
             continue
+        availability = row.get("Availability", "available").strip().lower() or "available"
+        if availability != "available":
+            # Preview and research systems run unreleased hardware or software (the v4.1 B200
+            # preview ran Llama 2 70B in FP4 while declaring fp16 weights).
+            result.skipped[f"availability {availability} (only available systems are kept)"] += 1
+            continue
         if row["Scenario"].strip() != "Offline":
             result.skipped[f"scenario {row['Scenario'].strip()} (only Offline is kept)"] += 1
             continue

@@ -10,3 +10,8 @@ ALTER TABLE perf_per_dollar ADD COLUMN price_scope VARCHAR;
 -- per_hour_used (on-demand, spot) | whole_term (reservations: billed 24 x 365).
 ALTER TABLE cloud_vs_buy ADD COLUMN billing VARCHAR;
 ALTER TABLE cloud_vs_buy ADD COLUMN platform VARCHAR;
+
+-- MLPerf figures publish no batch size (inference) or none that divides (training), and
+-- are never batch-corrected.
+ALTER TABLE benchmark_debiased ALTER COLUMN batch_size_per_gpu DROP NOT NULL;
+ALTER TABLE benchmark_debiased ALTER COLUMN batch_size_ref DROP NOT NULL;
