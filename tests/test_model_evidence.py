@@ -12,10 +12,12 @@ import pytest
 from pipeline.model.debias import debias, mlperf_multi_node, select_comparable
 from pipeline.model.parameters import ModelParameters
 from pipeline.model.performance import (
+    _fit_spec,
     eight_bit_speedup,
     leave_one_gpu_out,
     relative_performance,
     spec_estimator,
+    spec_features,
 )
 from pipeline.model.plausibility import (
     form_factor_pairs,
@@ -207,13 +209,15 @@ def test_unmeasured_inference_is_bridged_per_architecture_never_one_global_facto
         g: value[(g, "inference_16bit")]["value"] / value[(g, "training_16bit")]["value"]
         for g in ("a3", "h3", "t1")
     }
-    # Ampere pooled toward the mean of the four ratios, Hopper likewise, Turing (none
-    # measured) gets the pooled mean: three different factors, each between its own
-    # architecture's ratio and the mean; the reference's ratio did not count.
-    mean = (2 * math.log(0.8) + 2 * math.log(1.5)) / 4 * 4 / 6
-    assert factor["t1"] == pytest.approx(math.exp(mean))
-    assert factor["a3"] == pytest.approx(math.exp((2 * math.log(0.8) + 2 * mean) / 4))
-    assert factor["h3"] == pytest.approx(math.exp((2 * math.log(1.5) + 2 * mean) / 4))
+    # The four ratios' mean shrunk toward 0 (two pseudo-GPUs), the vendor's toward it, and
+    # Ampere and Hopper toward the vendor's; Turing (none measured) gets the vendor's:
+    # three different factors, and the reference's ratio did not count.
+    a, h = math.log(0.8), math.log(1.5)
+    overall = (2 * a + 2 * h) / 6
+    vendor = (2 * a + 2 * h + 2 * overall) / 6
+    assert factor["t1"] == pytest.approx(math.exp(vendor))
+    assert factor["a3"] == pytest.approx(math.exp((2 * a + 2 * vendor) / 4))
+    assert factor["h3"] == pytest.approx(math.exp((2 * h + 2 * vendor) / 4))
     assert len({round(f, 6) for f in factor.values()}) == 3
     assert {value[(g, "inference_16bit")]["evidence"] for g in factor} == {"bridged"}
     assert value[("h1", "inference_16bit")]["evidence"] == "measured"
@@ -323,7 +327,7 @@ def test_power_and_family_terms_win_when_power_explains_performance():
          for r in gpus.iter_rows(named=True) if r["gpu_id"].startswith("g")]
     )  # fmt: skip
     estimates, logo, chosen, unseen = spec_estimator(measured, gpus)
-    assert chosen == "tensor_bandwidth_power_family"
+    assert chosen.startswith("tensor_bandwidth_power_family")
     est = dict(estimates.iter_rows())
     capped = gpus.filter(pl.col("gpu_id") == "capped").row(0, named=True)
     # The power-limited part is estimated well below a bandwidth/tensor-only guess.
@@ -367,7 +371,7 @@ def test_leave_one_gpu_out_reports_each_gpus_vendor():
     )  # fmt: skip
     logo = leave_one_gpu_out(measured, gpus)
     per_vendor = logo.group_by("model", "vendor").agg(pl.col("ape").median())
-    assert per_vendor.height == 2 * 5
+    assert per_vendor.height == 2 * 6
 
 
 # --- 8-bit ---------------------------------------------------------------------------------
@@ -473,3 +477,35 @@ def test_plausibility_flags_each_broken_rule_and_passes_a_sane_answer():
     assert any("outside 1/3-3x" in p for p in plausibility_problems(rel(wild), gpus))
     unmarked = rel(sane).with_columns(evidence=pl.lit(None, dtype=pl.Utf8))
     assert any("do not say what they rest on" in p for p in plausibility_problems(unmarked, gpus))
+
+
+def test_an_unmeasured_card_inherits_its_measured_siblings_residual():
+    """The neighbours variant: a GPU close in specs to a measured card of its vendor and
+    segment that beats its specs is estimated above the plain family model."""
+    gpus = family_catalog().with_columns(name=pl.lit("Instinct"))
+    extra = catalog(
+        [
+            {"gpu_id": "c1", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 165.0,
+             "tdp_w": 450.0},
+            {"gpu_id": "c2", "memory_bandwidth_gbs": 1100.0, "fp16_tensor_tflops": 180.0,
+             "tdp_w": 450.0},
+            {"gpu_id": "p2", "memory_bandwidth_gbs": 1100.0, "fp16_tensor_tflops": 180.0,
+             "tdp_w": 450.0},
+        ]
+    ).with_columns(name=pl.Series(["GeForce C1", "GeForce C2", "Pro P2"]))  # fmt: skip
+    gpus = pl.concat([gpus, extra])
+    truth = {r["gpu_id"]: family_truth(r) for r in gpus.iter_rows(named=True)}
+    truth["c1"] += 0.3  # beats its specs
+    measured = [g for g in truth if g.startswith("g")] + ["c1"]
+    train = pl.DataFrame({"gpu_id": measured, "log_perf": [truth[g] for g in measured]}).join(
+        spec_features(gpus), on="gpu_id"
+    )
+    features = spec_features(gpus)
+    ids = features["gpu_id"].to_list()
+    plain = dict(zip(ids, _fit_spec("tensor_bandwidth_power_family", train)(features), strict=True))
+    neighbours = _fit_spec("tensor_bandwidth_power_family_neighbours", train)(features)
+    near = dict(zip(ids, neighbours, strict=True))
+    assert near["c2"] - plain["c2"] > 0.01  # consumer sibling of c1
+    assert plain["c2"] > plain["p2"]  # the consumer segment offset, learnt from c1
+    # Same specs, other segment: corrected only by its own segment's (accurate) residuals.
+    assert near["c2"] - plain["c2"] > near["p2"] - plain["p2"]

@@ -141,7 +141,7 @@ def test_site_versions(built):
     assert f'href="{dated[0]}/index.html"' in (built.site / "index.html").read_text()
     report = (built.site / "latest" / "report.md").read_text()
     assert "## How old each input is" in report
-    assert "## Best performance per dollar (1-GPU system)" in report
+    assert "## Best performance per dollar" in report and "**Buy used (1-GPU system)**" in report
 
 
 def test_retail_prices_come_through_the_parsers(built):

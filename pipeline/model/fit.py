@@ -543,7 +543,8 @@ def with_interpolated_counts(table: pl.DataFrame, counts: list[int]) -> pl.DataF
 
     The efficiency of an unlisted count (an MLPerf system of 6 GPUs) is interpolated
     linearly in log2(n) between its neighbours of the same source and interconnect, with
-    `source` 'interpolated:<low>-<high>|<source>'; counts outside the table's range get
+    `source` 'interpolated:<low>-<high>|<low source>|<high source>'; counts outside the
+    table's range get
     no row (their figures are left out, never extrapolated).
     """
     extra = []
@@ -559,7 +560,7 @@ def with_interpolated_counts(table: pl.DataFrame, counts: list[int]) -> pl.DataF
                 math.log2(hi["num_gpus"]) - math.log2(lo["num_gpus"])
             )
             value = lo["efficiency"] + w * (hi["efficiency"] - lo["efficiency"])
-            source = f"interpolated:{lo['num_gpus']}-{hi['num_gpus']}|{lo['source']}"
+            source = f"interpolated:{lo['num_gpus']}-{hi['num_gpus']}|{lo['source']}|{hi['source']}"
             extra.append((n, link, value, None, None, source))
     if not extra:
         return table
@@ -569,6 +570,23 @@ def with_interpolated_counts(table: pl.DataFrame, counts: list[int]) -> pl.DataF
 def dettmers_efficiency_table(params: ModelParameters) -> pl.DataFrame:
     """`efficiency_table` with Dettmers' constants only (no model_constants at hand)."""
     return efficiency_table(dettmers_constants(params), "dettmers")
+
+
+def constant_tags(sources) -> set[str]:
+    """The model_constants tags (`<set>:<key>`) behind debiased rows' source tags.
+
+    An interpolated e_n applied both of its neighbours; 'inference:replicas' (efficiency 1
+    for inference) applies no constant.
+    """
+    tags = set()
+    for source in sources:
+        if source is None or source.startswith("inference:"):
+            continue
+        if source.startswith("interpolated:"):
+            tags |= set(source.split("|")[1:])
+        else:
+            tags.add(source)
+    return tags
 
 
 def mark_used(
@@ -585,7 +603,7 @@ def mark_used(
     """
     tag = pl.concat_str("parameter_set", pl.lit(":"), "key")
     gains = debiased["batch_gain_source"].drop_nulls().unique().to_list()
-    efficiencies = set(debiased["efficiency_source"].drop_nulls().unique().to_list())
+    efficiencies = constant_tags(debiased["efficiency_source"].drop_nulls().unique().to_list())
     if mode is not None and system_sizes:
         # Catalog GPUs always have an interconnect; the interconnect-null fallback row is
         # for benchmark GPUs outside the catalog, which the cost model never prices.

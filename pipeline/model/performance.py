@@ -22,8 +22,9 @@ leaving whole architectures (vendors) out, so it gets a wider interval.
 Inference (16- and 8-bit), `bridge`: measured where a GPU has results; a set of inference
 tables without the reference is placed through its GPUs whose base value (training for
 16-bit; 16-bit inference x the 8-bit tensor speedup for 8-bit) is itself measured. Other
-GPUs are bridged: base x the architecture's inference/base ratio, pooled toward the mean
-ratio of all measured GPUs (never counting the reference's ratio, 1 by definition), with
+GPUs are bridged: base x the architecture's inference/base ratio, pooled toward its
+vendor's and that toward the mean ratio of all measured GPUs (`pooled_ratio`; never
+counting the reference's ratio, 1 by definition), with
 an interval from the spread of those ratios and how few support it. With fewer than
 three measured ratios Dettmers' rule applies (inference ranks like training, ratio 1) and
 the row says so (`evidence` = `dettmers_rule`).
@@ -202,6 +203,7 @@ SPEC_MODELS = (
     "bandwidth_tensor_l2",
     "bandwidth_tensor_l2_arch",
     "tensor_bandwidth_power_family",
+    "tensor_bandwidth_power_family_neighbours",
 )
 MIN_FITTED_GPUS = 8
 # Ridge penalty on the architecture offsets: an architecture with k measured GPUs keeps
@@ -209,6 +211,11 @@ MIN_FITTED_GPUS = 8
 ARCH_RIDGE = 1.0
 # Ridge penalty on vendor and architecture offsets of the family model (same meaning).
 FAMILY_RIDGE = 1.0
+# The neighbours variant adds the residuals of measured siblings (same vendor and segment)
+# weighted by spec distance: exp(-d^2 / 2 NEIGHBOUR_SCALE^2) with d the Euclidean distance
+# of log bandwidth, log tensor rate and log TDP, shrunk by one pseudo-neighbour with
+# residual 0. An RTX 5090 then inherits what the measured RTX 4090 does beyond its specs.
+NEIGHBOUR_SCALE = 0.5
 
 
 def spec_features(gpus: pl.DataFrame) -> pl.DataFrame:
@@ -225,6 +232,11 @@ def spec_features(gpus: pl.DataFrame) -> pl.DataFrame:
     def text(name: str) -> pl.Expr:
         return pl.col(name).cast(pl.Utf8) if name in gpus.columns else pl.lit("unknown")
 
+    # Consumer cards: GeForce spec sheets give the fp16 tensor rate with fp32 accumulate at
+    # half rate, which understates what mixed-precision training reaches on them (much of
+    # it is bandwidth-bound); the family model gives the segment its own shrunk offset.
+    name = pl.col("name").cast(pl.Utf8) if "name" in gpus.columns else pl.lit("")
+    consumer = name.fill_null("").str.contains(r"(?i)\b(geforce|radeon rx)\b")
     return gpus.select(
         "gpu_id",
         log_bw=log_of("memory_bandwidth_gbs"),
@@ -233,6 +245,7 @@ def spec_features(gpus: pl.DataFrame) -> pl.DataFrame:
         log_tdp=log_of("tdp_w"),
         vendor=text("vendor").fill_null("unknown"),
         architecture=text("architecture").fill_null("unknown"),
+        segment=pl.when(consumer).then(pl.lit("consumer")).otherwise(pl.lit("professional")),
     )
 
 
@@ -249,12 +262,14 @@ def _ridge(design: np.ndarray, target: np.ndarray, penalised: list[int], lam: fl
 
 
 def _fit_family(train: pl.DataFrame, use_tensor: bool = True):
-    """Power and family model: log perf ~ bw + [tensor] + TDP + vendor + architecture.
+    """Power and family model: log perf ~ bw + [tensor] + TDP + family offsets.
 
-    Vendor and architecture offsets are ridge-penalised (FAMILY_RIDGE), so an architecture
-    seen on one GPU keeps half its residual and an unseen one none (its vendor's offset
-    only). Returns predict(features) -> array, NaN where a needed spec is missing; None
-    when the fit is not possible or not physical (a negative bandwidth or tensor term).
+    Offsets for vendor, architecture and segment (consumer GeForce/Radeon RX cards vs
+    professional and data-center parts) are ridge-penalised (FAMILY_RIDGE), so an
+    architecture seen on one GPU keeps half its residual and an unseen one none (its
+    vendor's offset only). Returns predict(features) -> array, NaN where a needed spec is
+    missing; None when the fit is not possible or not physical (a negative bandwidth or
+    tensor term).
     """
     needed = ["log_bw", "log_tdp"] + (["log_tf"] if use_tensor else [])
     rows = train.drop_nulls(needed)
@@ -262,10 +277,12 @@ def _fit_family(train: pl.DataFrame, use_tensor: bool = True):
         return None
     vendors = sorted(set(rows["vendor"]))
     archs = sorted(set(rows["architecture"]))
+    segments = sorted(set(rows["segment"]))
     base = np.column_stack([np.ones(rows.height)] + [rows[c].to_numpy() for c in needed])
     dummies = [
         np.array([[v == x for x in vendors] for v in rows["vendor"]], float),
         np.array([[a == x for x in archs] for a in rows["architecture"]], float),
+        np.array([[a == x for x in segments] for a in rows["segment"]], float),
     ]
     design = np.column_stack([base, *dummies])
     first = base.shape[1]
@@ -275,14 +292,17 @@ def _fit_family(train: pl.DataFrame, use_tensor: bool = True):
     slopes = dict(zip(needed, coef[1:first], strict=True))
     if slopes["log_bw"] < 0 or slopes.get("log_tf", 0.0) < 0:
         return None
-    vendor_off = dict(zip(vendors, coef[first : first + len(vendors)], strict=True))
-    arch_off = dict(zip(archs, coef[first + len(vendors) :], strict=True))
+    offsets = coef[first:]
+    vendor_off = dict(zip(vendors, offsets[: len(vendors)], strict=True))
+    arch_off = dict(zip(archs, offsets[len(vendors) : len(vendors) + len(archs)], strict=True))
+    segment_off = dict(zip(segments, offsets[len(vendors) + len(archs) :], strict=True))
 
     def predict(f: pl.DataFrame) -> np.ndarray:
         out = np.full(f.height, coef[0])
         for name, slope in slopes.items():
             out = out + slope * f[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
         out = out + np.array([vendor_off.get(v, 0.0) for v in f["vendor"]])
+        out = out + np.array([segment_off.get(v, 0.0) for v in f["segment"]])
         return out + np.array([arch_off.get(a, 0.0) for a in f["architecture"]])
 
     return predict
@@ -317,6 +337,9 @@ def _fit_spec(model: str, train: pl.DataFrame):
     simpler = _fit_spec("bandwidth_tensor", train)
     if model == "tensor_bandwidth_power_family":
         return _fit_family(train) or simpler
+    if model == "tensor_bandwidth_power_family_neighbours":
+        family = _fit_family(train)
+        return _with_neighbours(family, train) if family is not None else simpler
     with_l2 = train.filter(pl.col("log_l2").is_not_null())
     if with_l2.height < MIN_FITTED_GPUS:
         return simpler
@@ -343,6 +366,32 @@ def _fit_spec(model: str, train: pl.DataFrame):
         return np.where(np.isnan(l2), fallback, full)
 
     return predict
+
+
+def _with_neighbours(predict, train: pl.DataFrame):
+    """`predict` plus the distance-weighted residuals of measured siblings (NEIGHBOUR_SCALE)."""
+    rows = train.drop_nulls(["log_bw", "log_tf", "log_tdp"])
+    residual = rows["log_perf"].to_numpy() - predict(rows)
+    keys = ["log_bw", "log_tf", "log_tdp"]
+    known = rows.select(keys).to_numpy()
+    family = list(zip(rows["vendor"], rows["segment"], strict=True))
+
+    def corrected(f: pl.DataFrame) -> np.ndarray:
+        base = predict(f)
+        points = f.select([pl.col(k).cast(pl.Float64).fill_null(np.nan) for k in keys]).to_numpy()
+        out = base.copy()
+        for i, (point, vendor, segment) in enumerate(
+            zip(points, f["vendor"], f["segment"], strict=True)
+        ):
+            same = np.array([fam == (vendor, segment) for fam in family], bool)
+            if not same.any() or np.isnan(point).any():
+                continue
+            d2 = ((known[same] - point) ** 2).sum(axis=1)
+            w = np.exp(-d2 / (2 * NEIGHBOUR_SCALE**2))
+            out[i] = base[i] + float((w * residual[same]).sum() / (w.sum() + 1.0))
+        return out
+
+    return corrected
 
 
 def _predict_with_fallback(model: str, train: pl.DataFrame, target: pl.DataFrame) -> np.ndarray:
@@ -595,6 +644,25 @@ POOLING_PSEUDO_GPUS = 2.0
 MIN_BRIDGE_RATIOS = 3
 
 
+def pooled_ratio(ratios: list[tuple[float, str, str]], vendor: str, architecture: str) -> float:
+    """An architecture's log inference/base ratio, partially pooled.
+
+    `ratios` holds (log ratio, vendor, architecture) of measured GPUs. The mean of all is
+    shrunk toward 0 (Dettmers' ratio 1), a vendor's ratios toward that mean and an
+    architecture's toward its vendor's, each as if the level above had been seen
+    POOLING_PSEUDO_GPUS more times: one GPU never sets an architecture's ratio alone, and an
+    architecture (vendor) without measured GPUs takes its vendor's (the overall) ratio.
+    """
+    k = POOLING_PSEUDO_GPUS
+
+    def pool(values: list[float], prior: float) -> float:
+        return (sum(values) + k * prior) / (len(values) + k)
+
+    overall = pool([x for x, _, _ in ratios], 0.0)
+    by_vendor = pool([x for x, v, _ in ratios if v == vendor], overall)
+    return pool([x for x, v, a in ratios if (v, a) == (vendor, architecture)], by_vendor)
+
+
 def bridged_workload(
     debiased: pl.DataFrame,
     workload: str,
@@ -610,7 +678,7 @@ def bridged_workload(
     on the GPU's own measurement). Returns (rows, bridge summary). See the module docstring.
     """
     measured = _measured(debiased, workload, reference)
-    arch = spec_features(gpus).select("gpu_id", "architecture")
+    arch = spec_features(gpus).select("gpu_id", "vendor", "architecture")
     base = base.join(arch, on="gpu_id", how="left")
     base_of = {r["gpu_id"]: r for r in base.iter_rows(named=True)}
     ref_measured = measured.filter((pl.col("gpu_id") == reference) & pl.col("main"))
@@ -657,24 +725,25 @@ def bridged_workload(
             placed[r["gpu_id"]] = {"log": r["log_perf"] + shift, "half": half, "main": False,
                                    "n": r["n_results"]}  # fmt: skip
 
-    # 3. The bridge: ratios of measured GPUs with a measured base, pooled by architecture.
-    ratios = {g: x for g, p in placed.items() if (x := ratio(g, p["log"])) is not None}
-    values = np.array(list(ratios.values()))
-    n_ratios = len(values)
+    # 3. The bridge: ratios of measured GPUs with a measured base, pooled by architecture
+    # within vendor (pooled_ratio).
+    ratios = {
+        g: (x, base_of[g]["vendor"], base_of[g]["architecture"])
+        for g, p in placed.items()
+        if (x := ratio(g, p["log"])) is not None
+    }
+    n_ratios = len(ratios)
     rule = n_ratios < MIN_BRIDGE_RATIOS
-    mean = 0.0 if rule else float(values.mean()) * n_ratios / (n_ratios + POOLING_PSEUDO_GPUS)
+    values = np.array([x for x, _, _ in ratios.values()])
     sd = float(values.std(ddof=1)) if n_ratios >= 2 else None
-    by_arch: dict[str, list[float]] = {}
-    for g, x in ratios.items():
-        by_arch.setdefault(base_of[g]["architecture"], []).append(x)
 
-    def bridge(architecture: str) -> tuple[float, float | None, int]:
-        own = by_arch.get(architecture, [])
+    def bridge(vendor: str, architecture: str) -> tuple[float, float | None, int]:
+        n_arch = sum(1 for _, v, a in ratios.values() if (v, a) == (vendor, architecture))
         if rule:
-            return 0.0, None, len(own)
-        pooled = (sum(own) + POOLING_PSEUDO_GPUS * mean) / (len(own) + POOLING_PSEUDO_GPUS)
-        half = t975(n_ratios - 1) * sd * np.sqrt(1 + 1 / (len(own) + POOLING_PSEUDO_GPUS))
-        return pooled, float(half), len(own)
+            return 0.0, None, n_arch
+        pooled = pooled_ratio(list(ratios.values()), vendor, architecture)
+        half = t975(n_ratios - 1) * sd * np.sqrt(1 + 1 / (n_arch + POOLING_PSEUDO_GPUS))
+        return pooled, float(half), n_arch
 
     rows = []
     for b in base.iter_rows(named=True):
@@ -690,7 +759,7 @@ def bridged_workload(
             text = what if p["half"] else None
             rows.append(_row(gpu, p["log"], low, p["half"], "measured", "measured", p["n"], text))
             continue
-        shift, half, n_arch = bridge(b["architecture"])
+        shift, half, n_arch = bridge(b["vendor"], b["architecture"])
         base_half = b["base_half"]
         total = float(np.sqrt(half**2 + (base_half or 0.0) ** 2)) if half is not None else base_half
         if rule:
@@ -701,7 +770,7 @@ def bridged_workload(
         else:
             text = (
                 f"{base_name} x the {b['architecture']} ratio ({np.exp(shift):.3f}; "
-                f"{n_arch} of {n_ratios} measured GPUs, pooled toward the mean), interval "
+                f"{n_arch} of {n_ratios} measured GPUs, pooled toward its vendor's), interval "
                 f"with t({n_ratios - 1}) x the sd of the ratios ({sd:.3f} in logs)"
             )
         rows.append(_row(gpu, b["base_log"] + shift, -total if total else None, total,
@@ -722,7 +791,7 @@ def bridged_workload(
             .then(pl.lit(reference_text(workload)))
             .otherwise("interval_method"),
         )
-    summary = {"n_ratios": n_ratios, "mean_ratio": float(np.exp(mean)), "sd": sd, "rule": rule}
+    summary = {"n_ratios": n_ratios, "sd": sd, "rule": rule}
     return out, summary
 
 

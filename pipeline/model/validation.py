@@ -31,11 +31,11 @@ from pipeline.model.fit import (
 )
 from pipeline.model.parameters import ModelParameters
 from pipeline.model.performance import (
-    POOLING_PSEUDO_GPUS,
     SPEC_MODELS,
     choose_spec_model,
     fit_log_performance,
     leave_one_gpu_out,
+    pooled_ratio,
     relative_performance,
     spec_features,
     workload_rows,
@@ -270,6 +270,8 @@ def inference_bridge_checks(
     architecture-pooled ratio of the *other* GPUs, as performance.bridged_workload does for
     unmeasured GPUs; the error is against its measured inference value.
     """
+    if params.reference_gpu not in gpus["gpu_id"].to_list():
+        return []
     relative = relative_performance(debiased, gpus, params, dt.date.min)
     wide = relative.filter(pl.col("evidence") == "measured").pivot(
         on="workload", index="gpu_id", values="value"
@@ -279,20 +281,20 @@ def inference_bridge_checks(
     both = wide.drop_nulls(["training_16bit", "inference_16bit"]).filter(
         pl.col("gpu_id") != params.reference_gpu
     )
-    arch = dict(spec_features(gpus).select("gpu_id", "architecture").iter_rows())
+    family = {
+        g: (v, a)
+        for g, v, a in spec_features(gpus).select("gpu_id", "vendor", "architecture").iter_rows()
+    }
     ratio = {
         g: float(np.log(i / t))
         for g, t, i in both.select("gpu_id", "training_16bit", "inference_16bit").iter_rows()
     }
     errors: dict[str, float] = {}
     for g, own in ratio.items():
-        others = {h: x for h, x in ratio.items() if h != g}
+        others = [(x, *family[h]) for h, x in ratio.items() if h != g]
         if len(others) < 3:
             continue
-        k = len(others)
-        mean = float(np.mean(list(others.values()))) * k / (k + POOLING_PSEUDO_GPUS)
-        same = [x for h, x in others.items() if arch.get(h) == arch.get(g)]
-        pooled = (sum(same) + POOLING_PSEUDO_GPUS * mean) / (len(same) + POOLING_PSEUDO_GPUS)
+        pooled = pooled_ratio(others, *family[g])
         errors[g] = abs(float(np.exp(pooled - own)) - 1)
     if not errors:
         return []
@@ -301,7 +303,8 @@ def inference_bridge_checks(
     detail = (
         f"16-bit inference of {len(errors)} GPUs measured in both workloads "
         f"({', '.join(sorted(errors))}), each predicted as its training value times the "
-        f"architecture-pooled inference/training ratio of the others: median absolute error "
+        f"pooled inference/training ratio of the others (architecture within vendor): "
+        f"median absolute error "
         f"{_pct(median)}, 90th percentile {_pct(p90)}. This is how unmeasured GPUs get "
         f"their inference value."
     )
