@@ -24,6 +24,7 @@ from pipeline.model.plausibility import (
     plausibility_problems,
     same_die_pairs,
 )
+from pipeline.model.validation import eight_bit_checks
 
 DAY = dt.date(2026, 9, 20)
 
@@ -509,3 +510,26 @@ def test_an_unmeasured_card_inherits_its_measured_siblings_residual():
     assert plain["c2"] > plain["p2"]  # the consumer segment offset, learnt from c1
     # Same specs, other segment: corrected only by its own segment's (accurate) residuals.
     assert near["c2"] - plain["c2"] > near["p2"] - plain["p2"]
+
+
+def test_eight_bit_rule_is_validated_against_measured_8bit_results():
+    archs = {"ref": "ampere", "x": "ampere", "y": "ampere", "z": "ampere"}
+    gpus = catalog(
+        [{"gpu_id": g, "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0,
+          "int8_tensor_tops": 200.0} for g in archs]
+    )  # fmt: skip
+    rows = [
+        {"workload": w, "gpu_id": g, "model": m, "throughput_per_gpu": k * v}
+        for w in ("training_16bit", "inference_16bit")
+        for g, v in (("ref", 1.0), ("x", 2.0), ("y", 3.0), ("z", 4.0))
+        for m, k in (("m1", 10.0), ("m2", 5.0))
+    ] + [
+        # x and y follow the rule (same speedup as the reference); z gains 50 % more.
+        {"workload": "inference_8bit", "gpu_id": g, "model": "q", "precision": "int8",
+         "throughput_per_gpu": v}
+        for g, v in (("ref", 100.0), ("x", 200.0), ("y", 300.0), ("z", 600.0))
+    ]  # fmt: skip
+    (row,) = eight_bit_checks(debiased(rows), gpus, ModelParameters(reference_gpu="ref"))
+    assert row["n"] == 3
+    # Errors 0, 0 and |4/6 - 1| = 1/3: the median is 0.
+    assert row["value"] == pytest.approx(0.0, abs=1e-9)

@@ -544,7 +544,7 @@ def training_16bit(debiased: pl.DataFrame, gpus: pl.DataFrame, reference: str) -
         value = r["log_perf"] - ref_log
         if r["n_results"] is not None and r["main"]:
             half = t * r["log_se"] if t is not None and r["log_se"] is not None else None
-            text = f"least-squares standard error, t({df}) 95 %" if half else None
+            text = f"least-squares standard error, t({df}) 95 %" if half is not None else None
             low = -half if half is not None else None
             rows.append(
                 _row(r["gpu_id"], value, low, half, "measured", "measured", r["n_results"], text)
@@ -755,8 +755,8 @@ def bridged_workload(
                 if p["main"]
                 else "least-squares standard error plus the placing error of its set, 95 %"
             )
-            low = -p["half"] if p["half"] else None
-            text = what if p["half"] else None
+            low = -p["half"] if p["half"] is not None else None
+            text = what if p["half"] is not None else None
             rows.append(_row(gpu, p["log"], low, p["half"], "measured", "measured", p["n"], text))
             continue
         shift, half, n_arch = bridge(b["vendor"], b["architecture"])
@@ -773,9 +773,9 @@ def bridged_workload(
                 f"{n_arch} of {n_ratios} measured GPUs, pooled toward its vendor's), interval "
                 f"with t({n_ratios - 1}) x the sd of the ratios ({sd:.3f} in logs)"
             )
-        rows.append(_row(gpu, b["base_log"] + shift, -total if total else None, total,
+        rows.append(_row(gpu, b["base_log"] + shift, -total if total is not None else None, total,
                          "estimated", "dettmers_rule" if rule else "bridged", 0,
-                         text if total else None))  # fmt: skip
+                         text if total is not None else None))  # fmt: skip
     out = _frame(rows, workload)
     # The reference is 1 by definition in every workload, with no interval of its own.
     ref_value = out.filter(pl.col("gpu_id") == reference)["value"]

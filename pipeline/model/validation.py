@@ -10,7 +10,8 @@ Four checks (docs/methodology.md, "Validation"), one table `model_validation`:
   the measured GPUs (median and 90th-percentile absolute percentage error), per vendor
   for the chosen one (spec_estimator_logo_vendor); and inference_bridge_logo: the same
   for bridging inference from training (each measured GPU's inference/training ratio
-  predicted from the other GPUs' ratios, pooled by architecture as the bridge does).
+  predicted from the other GPUs' ratios, pooled by architecture as the bridge does);
+  eight_bit_rule: the 8-bit tensor-rate rule against measured 8-bit results.
 - a100_vs_v100: debiased A100/V100 16-bit training speedups for CNNs and transformers
   beside Dettmers' 1.45x (vision) and 1.70x (NLP), under each constant set.
 """
@@ -33,6 +34,7 @@ from pipeline.model.parameters import ModelParameters
 from pipeline.model.performance import (
     SPEC_MODELS,
     choose_spec_model,
+    eight_bit_speedup,
     fit_log_performance,
     leave_one_gpu_out,
     pooled_ratio,
@@ -316,6 +318,46 @@ def inference_bridge_checks(
     ]  # fmt: skip
 
 
+def eight_bit_checks(
+    debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters
+) -> list[dict]:
+    """How well the 8-bit tensor-rate rule predicts measured 8-bit inference.
+
+    For every GPU measured in both 16-bit and 8-bit inference (never the reference, 1 in
+    both by definition), the rule's prediction is its measured 16-bit value x its 8-bit
+    tensor speedup / the reference's (eight_bit_speedup); the error is against its
+    measured 8-bit value (MLPerf INT8/FP8 class, NVIDIA's INT8 tables).
+    """
+    if params.reference_gpu not in gpus["gpu_id"].to_list():
+        return []
+    relative = relative_performance(debiased, gpus, params, dt.date.min)
+    wide = relative.filter(pl.col("evidence") == "measured").pivot(
+        on="workload", index="gpu_id", values="value"
+    )
+    if not {"inference_16bit", "inference_8bit"} <= set(wide.columns):
+        return []
+    speed = dict(eight_bit_speedup(gpus).select("gpu_id", "speedup").iter_rows())
+    ref_speed = speed[params.reference_gpu]
+    both = wide.drop_nulls(["inference_16bit", "inference_8bit"]).filter(
+        pl.col("gpu_id") != params.reference_gpu
+    )
+    errors = {
+        g: abs(i16 * speed[g] / ref_speed / i8 - 1)
+        for g, i16, i8 in both.select("gpu_id", "inference_16bit", "inference_8bit").iter_rows()
+    }
+    if not errors:
+        return []
+    median = float(np.median(list(errors.values())))
+    detail = (
+        f"8-bit inference of {len(errors)} GPUs measured in both precisions "
+        f"({', '.join(sorted(errors))}) predicted by the tensor-rate rule from their 16-bit "
+        f"value: median absolute error {_pct(median)}. This is how GPUs without an 8-bit "
+        "result get their base before the bridge."
+    )
+    return [_row("eight_bit_rule", "16-bit x 8-bit tensor speedup", "median_ape", median,
+                 detail, n=len(errors))]  # fmt: skip
+
+
 # --- A100 versus V100 -----------------------------------------------------------------------
 
 
@@ -433,6 +475,7 @@ def model_validation(
     rows += multi_gpu_checks(multi_gpu_predictions(results, gpus, params))
     rows += spec_estimator_checks(debiased, gpus, params.reference_gpu)
     rows += inference_bridge_checks(debiased, gpus, params)
+    rows += eight_bit_checks(debiased, gpus, params)
     rows += a100_v100_checks(results, gpus, params, run_date)
     frame = pl.DataFrame(
         [{k: r.get(k) for k in SCHEMA if k != "run_date"} for r in rows],
