@@ -599,3 +599,18 @@ def test_buying_a_module_to_compare_with_renting_costs_its_server_share():
     n = min(PARAMS.server_system_sizes)
     assert out["platform"] == "server"
     assert out["buy_cost_usd"] == pytest.approx(25000 + PARAMS.server_host_cost_usd[n] / n)
+
+
+def test_a_gpu_without_a_tdp_is_not_costed_but_others_are():
+    catalog = module_catalog().with_columns(
+        tdp_w=pl.when(pl.col("gpu_id") == "oam").then(None).otherwise(pl.col("tdp_w"))
+    )
+    out = perf_per_dollar(
+        relative([("card", 1.0), ("oam", 2.0)]),
+        prices([("card", "new", 5000.0), ("oam", "new", 15000.0)]),
+        catalog,
+        PARAMS,
+        DAY,
+    )
+    assert set(out["gpu_id"]) == {"card"}
+    assert out["perf_per_dollar"].null_count() == 0

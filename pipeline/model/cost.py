@@ -51,7 +51,10 @@ def catalog_platforms(gpus: pl.DataFrame) -> pl.DataFrame:
     """
     if "form_factor" not in gpus.columns:
         gpus = gpus.with_columns(form_factor=pl.lit(None, dtype=pl.Utf8))
-    return with_interconnect(gpus.select("gpu_id", "tdp_w", "form_factor"), gpus).select(
+    # Without a TDP there is no electricity and so no cost of ownership: such a GPU is
+    # left out of buying (it can still be rented), never costed with a guessed power.
+    costable = gpus.filter(pl.col("tdp_w").is_not_null())
+    return with_interconnect(costable.select("gpu_id", "tdp_w", "form_factor"), gpus).select(
         "gpu_id", "tdp_w", "interconnect", platform=platform_expr()
     )
 
