@@ -308,6 +308,11 @@ def family_catalog():
                  "fp16_tensor_tflops": 300.0, "tdp_w": 70.0})  # fmt: skip
     rows.append({"gpu_id": "alien", "vendor": "intel", "architecture": "xe",
                  "memory_bandwidth_gbs": 1500.0, "fp16_tensor_tflops": 300.0})  # fmt: skip
+    # No tensor units (Pascal) and no TDP either: estimated by the fallbacks.
+    rows.append({"gpu_id": "pascal", "architecture": "pascal", "memory_bandwidth_gbs": 480.0,
+                 "fp16_tensor_tflops": None, "tdp_w": 250.0})  # fmt: skip
+    rows.append({"gpu_id": "bare", "architecture": "pascal", "memory_bandwidth_gbs": 480.0,
+                 "fp16_tensor_tflops": None, "tdp_w": None})  # fmt: skip
     return catalog(rows)
 
 
@@ -336,6 +341,8 @@ def test_power_and_family_terms_win_when_power_explains_performance():
     # Per-vendor errors exist for reporting, and an unseen vendor's held-out errors too.
     assert set(logo["vendor"]) == {"nvidia", "amd"}
     assert len(unseen["vendor"]) == 12
+    # GPUs without a tensor rate (or a TDP) still get a finite estimate.
+    assert np.isfinite(est["pascal"]) and np.isfinite(est["bare"])
 
 
 def test_an_unseen_architecture_gets_a_wider_interval_than_a_seen_one():
@@ -495,7 +502,11 @@ def test_an_unmeasured_card_inherits_its_measured_siblings_residual():
         ]
     ).with_columns(name=pl.Series(["GeForce C1", "GeForce C2", "Pro P2"]))  # fmt: skip
     gpus = pl.concat([gpus, extra])
-    truth = {r["gpu_id"]: family_truth(r) for r in gpus.iter_rows(named=True)}
+    truth = {
+        r["gpu_id"]: family_truth(r)
+        for r in gpus.iter_rows(named=True)
+        if r["fp16_tensor_tflops"] and r["tdp_w"]
+    }
     truth["c1"] += 0.3  # beats its specs
     measured = [g for g in truth if g.startswith("g")] + ["c1"]
     train = pl.DataFrame({"gpu_id": measured, "log_perf": [truth[g] for g in measured]}).join(

@@ -409,7 +409,7 @@ def _predict_with_fallback(model: str, train: pl.DataFrame, target: pl.DataFrame
     missing = np.isnan(out)
     if missing.any():
         rows = train.drop_nulls(["log_bw"])
-        level = float(np.mean(rows["log_perf"] - rows["log_bw"])) if rows.height else 0.0
+        level = float((rows["log_perf"] - rows["log_bw"]).mean()) if rows.height else 0.0
         out = np.where(missing, level + target["log_bw"].fill_null(np.nan).to_numpy(), out)
     return out
 
