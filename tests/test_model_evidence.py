@@ -210,12 +210,13 @@ def test_unmeasured_inference_is_bridged_per_architecture_never_one_global_facto
         g: value[(g, "inference_16bit")]["value"] / value[(g, "training_16bit")]["value"]
         for g in ("a3", "h3", "t1")
     }
-    # The four ratios' mean shrunk toward 0 (two pseudo-GPUs), the vendor's toward it, and
-    # Ampere and Hopper toward the vendor's; Turing (none measured) gets the vendor's:
-    # three different factors, and the reference's ratio did not count.
+    # The four ratios' mean shrunk toward 0 (two pseudo-GPUs), the segment's toward it,
+    # the vendor's toward that, and Ampere and Hopper toward the vendor's; Turing (none
+    # measured) gets the vendor's: three factors, and the reference's ratio did not count.
     a, h = math.log(0.8), math.log(1.5)
     overall = (2 * a + 2 * h) / 6
-    vendor = (2 * a + 2 * h + 2 * overall) / 6
+    segment = (2 * a + 2 * h + 2 * overall) / 6
+    vendor = (2 * a + 2 * h + 2 * segment) / 6
     assert factor["t1"] == pytest.approx(math.exp(vendor))
     assert factor["a3"] == pytest.approx(math.exp((2 * a + 2 * vendor) / 4))
     assert factor["h3"] == pytest.approx(math.exp((2 * h + 2 * vendor) / 4))

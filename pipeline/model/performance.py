@@ -22,9 +22,10 @@ leaving whole architectures (vendors) out, so it gets a wider interval.
 Inference (16- and 8-bit), `bridge`: measured where a GPU has results; a set of inference
 tables without the reference is placed through its GPUs whose base value (training for
 16-bit; 16-bit inference x the 8-bit tensor speedup for 8-bit) is itself measured. Other
-GPUs are bridged: base x the architecture's inference/base ratio, pooled toward its
-vendor's and that toward the mean ratio of all measured GPUs (`pooled_ratio`; never
-counting the reference's ratio, 1 by definition), with
+GPUs are bridged: base x the inference/base ratio of their segment (consumer or
+data-center/professional), vendor and architecture, each level pooled toward the one above
+and the top toward the mean of all measured GPUs (`pooled_ratio`; never counting the
+reference's ratio, 1 by definition), with
 an interval from the spread of those ratios and how few support it. With fewer than
 three measured ratios Dettmers' rule applies (inference ranks like training, ratio 1) and
 the row says so (`evidence` = `dettmers_rule`).
@@ -644,23 +645,22 @@ POOLING_PSEUDO_GPUS = 2.0
 MIN_BRIDGE_RATIOS = 3
 
 
-def pooled_ratio(ratios: list[tuple[float, str, str]], vendor: str, architecture: str) -> float:
-    """An architecture's log inference/base ratio, partially pooled.
+def pooled_ratio(ratios: list[tuple[float, tuple[str, ...]]], family: tuple[str, ...]) -> float:
+    """A GPU family's log inference/base ratio, partially pooled down a hierarchy.
 
-    `ratios` holds (log ratio, vendor, architecture) of measured GPUs. The mean of all is
-    shrunk toward 0 (Dettmers' ratio 1), a vendor's ratios toward that mean and an
-    architecture's toward its vendor's, each as if the level above had been seen
-    POOLING_PSEUDO_GPUS more times: one GPU never sets an architecture's ratio alone, and an
-    architecture (vendor) without measured GPUs takes its vendor's (the overall) ratio.
+    `ratios` holds (log ratio, family) of measured GPUs, a family being (segment, vendor,
+    architecture): consumer cards and data-center parts run different inference stacks and
+    spec conventions, so the segment is the first split. The mean of all ratios is shrunk
+    toward 0 (Dettmers' ratio 1), each level's ratios toward the level above, as if the
+    level above had been seen POOLING_PSEUDO_GPUS more times: one GPU never sets a family's
+    ratio alone, and a family without measured GPUs takes the nearest level that has some.
     """
     k = POOLING_PSEUDO_GPUS
-
-    def pool(values: list[float], prior: float) -> float:
-        return (sum(values) + k * prior) / (len(values) + k)
-
-    overall = pool([x for x, _, _ in ratios], 0.0)
-    by_vendor = pool([x for x, v, _ in ratios if v == vendor], overall)
-    return pool([x for x, v, a in ratios if (v, a) == (vendor, architecture)], by_vendor)
+    level = sum(x for x, _ in ratios) / (len(ratios) + k)
+    for depth in range(1, len(family) + 1):
+        same = [x for x, f in ratios if f[:depth] == family[:depth]]
+        level = (sum(same) + k * level) / (len(same) + k)
+    return level
 
 
 def bridged_workload(
@@ -678,7 +678,7 @@ def bridged_workload(
     on the GPU's own measurement). Returns (rows, bridge summary). See the module docstring.
     """
     measured = _measured(debiased, workload, reference)
-    arch = spec_features(gpus).select("gpu_id", "vendor", "architecture")
+    arch = spec_features(gpus).select("gpu_id", "segment", "vendor", "architecture")
     base = base.join(arch, on="gpu_id", how="left")
     base_of = {r["gpu_id"]: r for r in base.iter_rows(named=True)}
     ref_measured = measured.filter((pl.col("gpu_id") == reference) & pl.col("main"))
@@ -727,21 +727,22 @@ def bridged_workload(
 
     # 3. The bridge: ratios of measured GPUs with a measured base, pooled by architecture
     # within vendor (pooled_ratio).
-    ratios = {
-        g: (x, base_of[g]["vendor"], base_of[g]["architecture"])
-        for g, p in placed.items()
-        if (x := ratio(g, p["log"])) is not None
-    }
+    def family(gpu: str) -> tuple[str, str, str]:
+        b = base_of[gpu]
+        return (b["segment"], b["vendor"], b["architecture"])
+
+    ratios = {g: (x, family(g)) for g, p in placed.items() if (x := ratio(g, p["log"])) is not None}
     n_ratios = len(ratios)
     rule = n_ratios < MIN_BRIDGE_RATIOS
-    values = np.array([x for x, _, _ in ratios.values()])
+    values = np.array([x for x, _ in ratios.values()])
     sd = float(values.std(ddof=1)) if n_ratios >= 2 else None
 
-    def bridge(vendor: str, architecture: str) -> tuple[float, float | None, int]:
-        n_arch = sum(1 for _, v, a in ratios.values() if (v, a) == (vendor, architecture))
+    def bridge(gpu: str) -> tuple[float, float | None, int]:
+        own = family(gpu)
+        n_arch = sum(1 for _, f in ratios.values() if f == own)
         if rule:
             return 0.0, None, n_arch
-        pooled = pooled_ratio(list(ratios.values()), vendor, architecture)
+        pooled = pooled_ratio(list(ratios.values()), own)
         half = t975(n_ratios - 1) * sd * np.sqrt(1 + 1 / (n_arch + POOLING_PSEUDO_GPUS))
         return pooled, float(half), n_arch
 
@@ -759,7 +760,7 @@ def bridged_workload(
             text = what if p["half"] is not None else None
             rows.append(_row(gpu, p["log"], low, p["half"], "measured", "measured", p["n"], text))
             continue
-        shift, half, n_arch = bridge(b["vendor"], b["architecture"])
+        shift, half, n_arch = bridge(gpu)
         base_half = b["base_half"]
         total = float(np.sqrt(half**2 + (base_half or 0.0) ** 2)) if half is not None else base_half
         if rule:
@@ -770,7 +771,8 @@ def bridged_workload(
         else:
             text = (
                 f"{base_name} x the {b['architecture']} ratio ({np.exp(shift):.3f}; "
-                f"{n_arch} of {n_ratios} measured GPUs, pooled toward its vendor's), interval "
+                f"{n_arch} of {n_ratios} measured GPUs in its segment, vendor and architecture, "
+                f"pooled toward the levels above), interval "
                 f"with t({n_ratios - 1}) x the sd of the ratios ({sd:.3f} in logs)"
             )
         rows.append(_row(gpu, b["base_log"] + shift, -total if total is not None else None, total,

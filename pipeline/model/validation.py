@@ -283,20 +283,18 @@ def inference_bridge_checks(
     both = wide.drop_nulls(["training_16bit", "inference_16bit"]).filter(
         pl.col("gpu_id") != params.reference_gpu
     )
-    family = {
-        g: (v, a)
-        for g, v, a in spec_features(gpus).select("gpu_id", "vendor", "architecture").iter_rows()
-    }
+    features = spec_features(gpus).select("gpu_id", "segment", "vendor", "architecture")
+    family = {g: (s, v, a) for g, s, v, a in features.iter_rows()}
     ratio = {
         g: float(np.log(i / t))
         for g, t, i in both.select("gpu_id", "training_16bit", "inference_16bit").iter_rows()
     }
     errors: dict[str, float] = {}
     for g, own in ratio.items():
-        others = [(x, *family[h]) for h, x in ratio.items() if h != g]
+        others = [(x, family[h]) for h, x in ratio.items() if h != g]
         if len(others) < 3:
             continue
-        pooled = pooled_ratio(others, *family[g])
+        pooled = pooled_ratio(others, family[g])
         errors[g] = abs(float(np.exp(pooled - own)) - 1)
     if not errors:
         return []
@@ -305,7 +303,7 @@ def inference_bridge_checks(
     detail = (
         f"16-bit inference of {len(errors)} GPUs measured in both workloads "
         f"({', '.join(sorted(errors))}), each predicted as its training value times the "
-        f"pooled inference/training ratio of the others (architecture within vendor): "
+        f"pooled inference/training ratio of the others (segment, vendor, architecture): "
         f"median absolute error "
         f"{_pct(median)}, 90th percentile {_pct(p90)}. This is how unmeasured GPUs get "
         f"their inference value."
