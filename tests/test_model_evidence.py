@@ -210,13 +210,12 @@ def test_unmeasured_inference_is_bridged_per_architecture_never_one_global_facto
         g: value[(g, "inference_16bit")]["value"] / value[(g, "training_16bit")]["value"]
         for g in ("a3", "h3", "t1")
     }
-    # The four ratios' mean shrunk toward 0 (two pseudo-GPUs), the segment's toward it,
-    # the vendor's toward that, and Ampere and Hopper toward the vendor's; Turing (none
-    # measured) gets the vendor's: three factors, and the reference's ratio did not count.
+    # The four ratios' mean shrunk toward 0 (two pseudo-GPUs), the vendor's toward it, and
+    # Ampere and Hopper toward the vendor's; Turing (none measured) gets the vendor's:
+    # three factors, and the reference's ratio did not count.
     a, h = math.log(0.8), math.log(1.5)
     overall = (2 * a + 2 * h) / 6
-    segment = (2 * a + 2 * h + 2 * overall) / 6
-    vendor = (2 * a + 2 * h + 2 * segment) / 6
+    vendor = (2 * a + 2 * h + 2 * overall) / 6
     assert factor["t1"] == pytest.approx(math.exp(vendor))
     assert factor["a3"] == pytest.approx(math.exp((2 * a + 2 * vendor) / 4))
     assert factor["h3"] == pytest.approx(math.exp((2 * h + 2 * vendor) / 4))
@@ -545,3 +544,36 @@ def test_eight_bit_rule_is_validated_against_measured_8bit_results():
     assert row["n"] == 3
     # Errors 0, 0 and |4/6 - 1| = 1/3: the median is 0.
     assert row["value"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_consumer_cards_8bit_result_moves_other_consumer_cards_not_data_center_parts():
+    """8-bit bridge pooled by segment first; a GPU measured in 8 bits whose 16-bit
+    inference is only bridged from its measured training still counts as evidence."""
+    names = {"ref": "A100", "d1": "L40S", "d2": "L4", "d3": "H100", "dx": "X",
+             "c1": "GeForce RTX 4090", "cx": "GeForce RTX 5090"}  # fmt: skip
+    gpus = catalog(
+        [{"gpu_id": g, "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0,
+          "int8_tensor_tops": 200.0} for g in names]
+    ).with_columns(name=pl.col("gpu_id").replace_strict(names))  # fmt: skip
+    rows = [
+        {"workload": "training_16bit", "gpu_id": g, "model": m, "throughput_per_gpu": k}
+        for g in names
+        for m, k in (("m1", 10.0), ("m2", 5.0))
+    ] + [
+        {"workload": "inference_16bit", "gpu_id": g, "model": m, "throughput_per_gpu": k}
+        for g in ("ref", "d1", "d2", "d3")
+        for m, k in (("i1", 10.0), ("i2", 5.0))
+    ] + [
+        # Data-center parts follow the rule; the consumer card reaches half of it.
+        {"workload": "inference_8bit", "gpu_id": g, "model": "q", "precision": "int8",
+         "throughput_per_gpu": v}
+        for g, v in (("ref", 100.0), ("d1", 100.0), ("d2", 100.0), ("d3", 100.0), ("c1", 50.0))
+    ]  # fmt: skip
+    out = relative_performance(debiased(rows), gpus, ModelParameters(reference_gpu="ref"), DAY)
+    eight = {
+        r["gpu_id"]: r
+        for r in out.filter(pl.col("workload") == "inference_8bit").iter_rows(named=True)
+    }
+    assert eight["c1"]["evidence"] == "measured" and eight["c1"]["value"] == pytest.approx(0.5)
+    # cx (consumer) is pulled toward c1's half; dx (data center) stays near 1.
+    assert eight["cx"]["value"] < 0.9 < eight["dx"]["value"]

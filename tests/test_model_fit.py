@@ -762,10 +762,10 @@ def test_inference_bridge_is_exact_when_inference_tracks_training():
     assert checks["median_ape"]["n"] == 4  # the reference's ratio is never a test case
     # g4 infers twice as fast relative to training: predicted from g1-g3 (ratio 1) it is
     # 50 % off; g1 is predicted from g2, g3 (0) and g4 (log 2): overall mean shrunk by two
-    # pseudo-GPUs (log 2 / 5), then the segment's, the vendor's and the architecture's, each
-    # toward the level above: 7/25, 39/125 and 203/625 of log 2.
+    # pseudo-GPUs (log 2 / 5), then the vendor's and the architecture's, each toward the
+    # level above: 7/25 and 39/125 of log 2.
     ratio["g4"] = 2.0
     checks = {r["metric"]: r for r in inference_bridge_checks(debiased_frame(rows()), gpus, params)}
-    errors = np.array([2 ** (203 / 625) - 1] * 3 + [0.5])
+    errors = np.array([2 ** (39 / 125) - 1] * 3 + [0.5])
     assert checks["median_ape"]["value"] == pytest.approx(float(np.median(errors)), rel=1e-6)
     assert checks["p90_ape"]["value"] == pytest.approx(float(np.quantile(errors, 0.9)), rel=1e-6)

@@ -648,9 +648,8 @@ MIN_BRIDGE_RATIOS = 3
 def pooled_ratio(ratios: list[tuple[float, tuple[str, ...]]], family: tuple[str, ...]) -> float:
     """A GPU family's log inference/base ratio, partially pooled down a hierarchy.
 
-    `ratios` holds (log ratio, family) of measured GPUs, a family being (segment, vendor,
-    architecture): consumer cards and data-center parts run different inference stacks and
-    spec conventions, so the segment is the first split. The mean of all ratios is shrunk
+    `ratios` holds (log ratio, family) of measured GPUs, a family being a tuple of levels
+    from the broadest, e.g. (vendor, architecture). The mean of all ratios is shrunk
     toward 0 (Dettmers' ratio 1), each level's ratios toward the level above, as if the
     level above had been seen POOLING_PSEUDO_GPUS more times: one GPU never sets a family's
     ratio alone, and a family without measured GPUs takes the nearest level that has some.
@@ -670,12 +669,14 @@ def bridged_workload(
     gpus: pl.DataFrame,
     reference: str,
     base_name: str,
+    levels: tuple[str, ...] = ("vendor", "architecture"),
 ) -> tuple[pl.DataFrame, dict]:
     """A workload measured on few GPUs, bridged from a base workload for the others.
 
     `base` has gpu_id, base_log (log value relative to the reference), base_half (log
     half-width of its 95 % interval, may be null) and base_measured (whether the base rests
-    on the GPU's own measurement). Returns (rows, bridge summary). See the module docstring.
+    on the GPU's own measurement). `levels` is the pooling hierarchy of the bridge's
+    ratios (`pooled_ratio`). Returns (rows, bridge summary). See the module docstring.
     """
     measured = _measured(debiased, workload, reference)
     arch = spec_features(gpus).select("gpu_id", "segment", "vendor", "architecture")
@@ -727,9 +728,8 @@ def bridged_workload(
 
     # 3. The bridge: ratios of measured GPUs with a measured base, pooled by architecture
     # within vendor (pooled_ratio).
-    def family(gpu: str) -> tuple[str, str, str]:
-        b = base_of[gpu]
-        return (b["segment"], b["vendor"], b["architecture"])
+    def family(gpu: str) -> tuple[str, ...]:
+        return tuple(base_of[gpu][level] for level in levels)
 
     ratios = {g: (x, family(g)) for g, p in placed.items() if (x := ratio(g, p["log"])) is not None}
     n_ratios = len(ratios)
@@ -771,7 +771,7 @@ def bridged_workload(
         else:
             text = (
                 f"{base_name} x the {b['architecture']} ratio ({np.exp(shift):.3f}; "
-                f"{n_arch} of {n_ratios} measured GPUs in its segment, vendor and architecture, "
+                f"{n_arch} of {n_ratios} measured GPUs share its {' / '.join(levels)}, "
                 f"pooled toward the levels above), interval "
                 f"with t({n_ratios - 1}) x the sd of the ratios ({sd:.3f} in logs)"
             )
@@ -841,7 +841,11 @@ def eight_bit_speedup(gpus: pl.DataFrame) -> pl.DataFrame:
 
 
 def inference_8bit(
-    debiased: pl.DataFrame, inference_16bit: pl.DataFrame, gpus: pl.DataFrame, reference: str
+    debiased: pl.DataFrame,
+    inference_16bit: pl.DataFrame,
+    gpus: pl.DataFrame,
+    reference: str,
+    training: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """8-bit inference: measured (int8/fp8 tables) where benchmarked, else bridged.
 
@@ -850,12 +854,23 @@ def inference_8bit(
     """
     speed = eight_bit_speedup(gpus)
     ref_speed = speed.filter(pl.col("gpu_id") == reference)["speedup"][0]
+    # The base rests on the GPU's own measurement when its 16-bit inference is measured or
+    # bridged from its measured training (an RTX 4090 measured in 8 bits only).
+    trained = (
+        training.filter(pl.col("evidence") == "measured")["gpu_id"].to_list()
+        if training is not None
+        else []
+    )
     base = inference_16bit.join(speed, on="gpu_id").select(
         "gpu_id",
         base_log=pl.col("value").log() + (pl.col("speedup") / ref_speed).log(),
         base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
-        base_measured=pl.col("evidence") == "measured",
+        base_measured=(pl.col("evidence") == "measured")
+        | ((pl.col("evidence") == "bridged") & pl.col("gpu_id").is_in(trained)),
     )
+    # Segment first: the speedup reads the spec sheets, whose fp16 rate is half-rate on
+    # GeForce cards, so a measured GeForce 8-bit ratio speaks for the other GeForce cards,
+    # not for a data-center part of the same architecture.
     out, _ = bridged_workload(
         debiased,
         "inference_8bit",
@@ -863,6 +878,7 @@ def inference_8bit(
         gpus,
         reference,
         "16-bit inference x 8-bit tensor speedup",
+        levels=("segment", "vendor", "architecture"),
     )
     return out
 
@@ -881,7 +897,7 @@ def relative_performance(
         raise ValueError(f"reference GPU {reference!r} is not in the catalog")
     training = training_16bit(debiased, gpus, reference)
     inference = inference_16bit(debiased, training, gpus, reference)
-    eight_bit = inference_8bit(debiased, inference, gpus, reference)
+    eight_bit = inference_8bit(debiased, inference, gpus, reference, training)
     return (
         pl.concat([training, inference, eight_bit])
         .with_columns(

@@ -283,8 +283,8 @@ def inference_bridge_checks(
     both = wide.drop_nulls(["training_16bit", "inference_16bit"]).filter(
         pl.col("gpu_id") != params.reference_gpu
     )
-    features = spec_features(gpus).select("gpu_id", "segment", "vendor", "architecture")
-    family = {g: (s, v, a) for g, s, v, a in features.iter_rows()}
+    features = spec_features(gpus).select("gpu_id", "vendor", "architecture")
+    family = {g: (v, a) for g, v, a in features.iter_rows()}
     ratio = {
         g: float(np.log(i / t))
         for g, t, i in both.select("gpu_id", "training_16bit", "inference_16bit").iter_rows()
@@ -303,7 +303,7 @@ def inference_bridge_checks(
     detail = (
         f"16-bit inference of {len(errors)} GPUs measured in both workloads "
         f"({', '.join(sorted(errors))}), each predicted as its training value times the "
-        f"pooled inference/training ratio of the others (segment, vendor, architecture): "
+        f"pooled inference/training ratio of the others (vendor, then architecture): "
         f"median absolute error "
         f"{_pct(median)}, 90th percentile {_pct(p90)}. This is how unmeasured GPUs get "
         f"their inference value."
