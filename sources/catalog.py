@@ -61,14 +61,68 @@ _ACCESSORY_ONLY = _words(
     r"bo[iî]te\s+vide",
     r"caja\s+vac[ií]a",
     r"(?:picture|photo|image)\s+of",
+    # packaging without the card ("nur Karton ohne Grafikkarte", "box (no card)")
+    r"nur\s+(?:der\s+)?(?:karton|verpackung)",
+    r"karton\s+leer",
+    r"leere?r?\s+karton",
+    r"ohne\s+(?:die\s+)?(?:grafikkarte|gpu|karte)",
+    r"(?:no|without)\s+(?:the\s+)?(?:gpu|card|graphics\s+card)\s+(?:included|inside)",
+    r"\(\s*no\s+(?:gpu|card)\s*\)",
+    r"box\s+without\s+(?:the\s+)?(?:gpu|card)",
+    r"no\s+(?:gpu|card)\s*$",
+    r"scatola\s+vuota",
+    r"solo\s+(?:la\s+)?(?:scatola|caja)",
+    r"bo[iî]te\s+seule",
+    r"sans\s+(?:la\s+)?carte",
+    r"sin\s+(?:la\s+)?tarjeta",
+    # things that only look like the card
+    r"key\s?(?:chains?|rings?)",
+    r"porte[\s-]?cl[ée]s",
+    r"schl[üu]sselanh[äa]nger",
+    r"llaveros?",
+    r"portachiavi",
+    r"replicas?",
+    r"r[ée]plique",
+    r"miniatures?",
+    r"scale\s+model",
+    r"(?:desk\s+)?ornaments?",
+    r"maqueta",
+    r"modellino",
+    r"dummy",
+    r"mock[\s-]?up",
+    r"3d[\s-]?print(?:ed)?",
+    # a bare GPU die or chip for board repair
+    r"(?:gpu|bare|core)\s+(?:die|chips?)",
+    r"chips?\s+(?:for|für|pour|para|per)",
+    r"bga",
+    r"[agt][abdu]\d{3}-\d{3}-[a-z]\d",
 )
-_ACCESSORY_ONLY_CJK = re.compile("空箱|箱のみ")
+_ACCESSORY_ONLY_CJK = re.compile("空箱|箱のみ|キーホルダー|ステッカー|フィギュア")
 # Parts that may also come with a card ("RTX 3090 with EK water block", "in original box",
 # "Graphics Card - ..., Anti-sag Bracket, Metal Back Plate").
 _ACCESSORY_PARTS = _words(
     r"water[\s-]?blocks?",
     r"wasserk[üu]hler",
     r"eisblock",
+    r"heatkiller",
+    r"bloc\s+d['’]\s?eau",
+    r"bloque\s+de\s+agua",
+    r"blocco\s+(?:ad\s+)?acqua",
+    r"k[üu]hler",
+    r"refroidisseur",
+    r"ventirad",
+    r"disipador",
+    r"dissipatore",
+    r"ventilateurs?",
+    r"ventilador(?:es)?",
+    r"ventole?",
+    r"l[üu]fter",
+    r"adapters?\s+(?:for|für|pour|para)",
+    r"(?<!warranty\s)(?<!seal\s)stickers?",
+    r"aufkleber",
+    r"autocollants?",
+    r"pegatinas?",
+    r"adesivi",
     r"back[\s-]?plates?",
     r"(?:support\s+|anti[\s-]?sag\s+)?brackets?",
     r"halterung",
@@ -122,6 +176,10 @@ _FOR_PARTS = _words(
     r"averiad[ao]",
     r"defectuos[ao]",
     r"no\s+funciona",
+    r"guast[ao]",
+    r"per\s+ricambi",
+    r"non\s+funzionante",
+    r"difettos[ao]",
 )
 _FOR_PARTS_CJK = re.compile("ジャンク|故障")
 # "no artifacts", "not broken", "keine Defekte": a negated phrase is a selling point.
@@ -178,6 +236,8 @@ _SYSTEM = _words(
     r"ordenador",
     r"komplett[\s-]?(?:pc|system)",
     r"dgx",
+    r"mining[\s-]?(?:rigs?|frames?)",
+    r"rig\s+de\s+minage",
     r"alienware\s+aurora",
     r"aurora\s+r\d+",
     r"legion\s+(?:tower|t\d)\w*",
@@ -261,7 +321,16 @@ def _laptop(text: str) -> str | None:
     return found[0] if found else laptop_part(text)
 
 
+# "RTX 3070 OEM pulled from Alienware Aurora", "A100-SXM4-40GB pulled from DGX": the donor
+# machine is named, the card is sold.
+_PULLED_FROM = re.compile(
+    r"(?<!\w)(?:(?:pulled|pull|removed|taken|extracted|ausgebaut)\s+(?:out\s+)?(?:of|from|aus)"
+    r"|from\s+(?:an?\s+)?(?:dgx|hgx))\s.*$"
+)
+
+
 def _system(text: str) -> str | None:
+    text = _PULLED_FROM.sub("", text)
     if found := _SYSTEM_CJK.search(text) or _SYSTEM.search(text):
         return found[0]
     if (ram := _RAM.search(text)) and _STORAGE.search(text):

@@ -193,6 +193,10 @@ CLOUD_DEFAULTS: dict[str, str] = {
 # a family sold in several variants needs the name (or memory) to pin one.
 AGGREGATOR_DEFAULTS: dict[str, str] = {"gh200": "gh200-96gb"}
 
+# Memory types that tell a family's form factors apart: the H100 PCIe card carries HBM2e,
+# the SXM5 module and the NVL card HBM3 ("H100 80GB HBM2e ... Dell" is the PCIe card).
+MEMORY_TYPE_FORMS: dict[str, dict[str, str]] = {"h100": {"hbm2e": "pcie"}}
+
 # Laptop and embedded parts share desktop names; they are never a catalog card.
 _LAPTOP_PART = re.compile(r"(?<!\w)(?:max[\s-]?q|laptops?|mobile|notebooks?)(?!\w)", re.I)
 # "RTX PRO 6000 Blackwell Max-Q Workstation Edition" is a desktop card.
@@ -491,6 +495,15 @@ class Catalog:
             if narrowed and len(variants) > 1:
                 variants = narrowed
                 used.extend(sorted(forms))
+        hints = {
+            form
+            for key in keys
+            for memory_type, form in MEMORY_TYPE_FORMS.get(key, {}).items()
+            if re.search(rf"\b{memory_type}\b", text)
+        }
+        if len(variants) > 1 and (narrowed := [v for v in variants if v.form in hints]):
+            variants = narrowed
+            used.extend(sorted(hints))
         if len(variants) > 1:
             # The default card, or else the one of the default's form: a bare "A100 80GB"
             # on a cloud is the SXM4 80 GB part, as a bare "A100" is the SXM4 40 GB one.
