@@ -155,7 +155,9 @@ def model_info(name: str) -> tuple[str, str, str] | None:
 
 
 # GPUs before Ampere have no TF32: a framework's "FP32" run is FP32 on them, TF32 after.
-_PRE_AMPERE = re.compile(r"^(?:v100|quadro-rtx|titan-rtx|rtx-20|t4)")
+_PRE_AMPERE = re.compile(
+    r"^(?:v100|quadro-rtx|titan-(?:rtx|v|xp)|rtx-20|gtx-|t4$|p4$|p40$|p100|k80)"
+)
 
 
 def fp32_precision(gpu: str | None) -> str:
