@@ -67,7 +67,9 @@ _ACCESSORY_ONLY = _words(
     r"leere?r?\s+karton",
     r"ohne\s+(?:die\s+)?(?:grafikkarte|gpu|karte)",
     r"(?:no|without)\s+(?:the\s+)?(?:gpu|card|graphics\s+card)\s+(?:included|inside)",
-    r"\(\s*no\s+(?:gpu|card)\s*\)",
+    r"\(\s*no\s+(?:gpu|(?:graphics\s+|video\s+)?card)\s*\)",
+    r"(?:packaging|verpackung|emballage|embalaje|imballo)\s+only",
+    r"only\s+(?:the\s+)?packaging",
     r"box\s+without\s+(?:the\s+)?(?:gpu|card)",
     r"no\s+(?:gpu|card)\s*$",
     r"scatola\s+vuota",
@@ -105,6 +107,8 @@ _ACCESSORY_PARTS = _words(
     r"wasserk[üu]hler",
     r"eisblock",
     r"heatkiller",
+    r"(?:cooling\s+)?fans?\s+(?:kit|shroud|adapter|duct)",
+    r"blower\s+(?:kit|fan)",
     r"bloc\s+d['’]\s?eau",
     r"bloque\s+de\s+agua",
     r"blocco\s+(?:ad\s+)?acqua",
@@ -177,11 +181,20 @@ _FOR_PARTS = _words(
     r"defectuos[ao]",
     r"no\s+funciona",
     r"guast[ao]",
+    r"untested",
+    r"not\s+tested",
+    r"ungetestet",
+    r"non\s+test[ée]e?",
+    r"sin\s+probar",
+    r"non\s+testat[ao]",
+    r"pcb\s+only",
+    r"bare\s+pcb",
+    r"without\s+(?:gpu\s+)?(?:core|chip|die)",
     r"per\s+ricambi",
     r"non\s+funzionante",
     r"difettos[ao]",
 )
-_FOR_PARTS_CJK = re.compile("ジャンク|故障")
+_FOR_PARTS_CJK = re.compile("ジャンク|故障|動作未確認")
 # "no artifacts", "not broken", "keine Defekte": a negated phrase is a selling point.
 _NEGATION = frozenset(
     "no not never without zero non kein keine keinen nicht ohne pas sans sin".split()
@@ -291,16 +304,38 @@ def _negated(words: list[str]) -> bool:
     return len(words) == 3 and words[0] in _NEGATION and words[-1] in ("of", "any", "von")
 
 
+_INSTALLED = re.compile(
+    r"\s*(?:\w+\s+)?(?:pre[\s-]?)?(?:installed|mounted|fitted|attached|montiert|verbaut"
+    r"|mont[ée]e?|instalad[oa]|installat[oa])(?!\w)"
+)
+_WATER_BLOCK = re.compile(
+    r"water[\s-]?blocks?|wasserk[üu]hler|eisblock|heatkiller|bloc\s+d['’]\s?eau"
+    r"|bloque\s+de\s+agua|blocco\s+(?:ad\s+)?acqua"
+)
+# Where a title's comma-separated feature list starts: ", ", " - ", "(" ...
+_CLAUSE_BREAK = re.compile(r"[,;|()\[\]]|\s[-–—]\s")
+
+
 def _accessory(text: str) -> str | None:
     if found := _ACCESSORY_ONLY_CJK.search(text) or _ACCESSORY_ONLY.search(text):
         return found[0]
     noun = _CARD_NOUN.search(text)
-    # The card is the subject when a model number comes before "graphics card".
+    # The card is the subject when a model number comes before "graphics card"...
     card_from = noun.end() if noun and re.search(r"\d{2}", text[: noun.start()]) else len(text)
+    # ...or before the clause a part is listed in: "RTX 3090 FTW3, 24GB, Metal Backplate",
+    # "RTX 4090 FE - Excellent Condition, Original Box" (not "RTX 3090 backplate").
+    model = re.search(r"\d{2}", text)
+    if model and (after := _CLAUSE_BREAK.search(text, model.end())):
+        card_from = min(card_from, after.start())
     for found in _ACCESSORY_PARTS.finditer(text):
         if _SUBJECT.match(text, found.end()):
             return found[0]
-        if found.start() < card_from and not _COMPANION.intersection(
+        if _INSTALLED.match(text, found.end()):
+            continue  # "EK water block installed": the block is on the card sold
+        # A water block in a later clause is still what a block seller lists ("RTX 4090 -
+        # Heatkiller V water block"); only a companion word or "installed" makes it the card's.
+        until = len(text) if _WATER_BLOCK.fullmatch(found[0]) else card_from
+        if found.start() < until and not _COMPANION.intersection(
             _preceding_words(text, found.start())
         ):
             return found[0]
