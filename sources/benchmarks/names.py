@@ -11,8 +11,10 @@ NVLink, power limits). Names with no catalog row (TPU, Gaudi, laptop Max-Q, "H10
 96GB", ...) map to None and are reported as unknown, never guessed.
 """
 
+import functools
 import re
 
+from sources.bundled import DATA_DIR, read_gpu_specs
 from sources.gpu_names import CLOUD_DEFAULTS, gpu_for_name, laptop_part
 
 # System/vendor/cloud words around the GPU name in Lambda row labels and MLPerf names.
@@ -154,15 +156,20 @@ def model_info(name: str) -> tuple[str, str, str] | None:
     return None
 
 
-# GPUs before Ampere have no TF32: a framework's "FP32" run is FP32 on them, TF32 after.
-_PRE_AMPERE = re.compile(
-    r"^(?:v100|quadro-rtx|titan-(?:rtx|v|xp)|rtx-20|gtx-|t4$|p4$|p40$|p100|k80)"
-)
+# Architectures without TF32: a framework's "FP32" run is FP32 on them, TF32 after (NGC).
+_NO_TF32 = frozenset({"kepler", "maxwell", "pascal", "volta", "turing"})
+
+
+@functools.cache
+def _architectures() -> dict[str, str]:
+    """gpu_id -> architecture, from the spec sheet (the one place it is written)."""
+    specs = read_gpu_specs(DATA_DIR / "specs" / "gpu_specs.csv")
+    return dict(zip(specs["gpu_id"].to_list(), specs["architecture"].to_list(), strict=True))
 
 
 def fp32_precision(gpu: str | None) -> str:
-    """'fp32' on Volta/Turing, 'tf32' on Ampere and newer (NGC defaults), as published."""
-    return "fp32" if gpu is None or _PRE_AMPERE.match(gpu) else "tf32"
+    """'fp32' before Ampere (Pascal, Volta, Turing), 'tf32' on Ampere and newer, as published."""
+    return "fp32" if gpu is None or _architectures().get(gpu) in _NO_TF32 else "tf32"
 
 
 _UNITS = {
