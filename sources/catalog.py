@@ -182,6 +182,7 @@ _FOR_PARTS = _words(
     r"no\s+funciona",
     r"guast[ao]",
     r"untested",
+    r"parts\s*$",  # a trailing "... GDDR6 Parts" is eBay shorthand for "for parts"
     r"not\s+tested",
     r"ungetestet",
     r"non\s+test[ée]e?",
@@ -221,7 +222,11 @@ _LAPTOP = _words(
     r"aero\s+1[4-7]\w*",
     r"omen\s+(?:1[5-7]|transcend)\w*",
     r"victus",
-    r"msi\s+(?:raider|stealth|vector|katana|crosshair|pulse|sword|cyborg|titan\s+gt)",
+    r"msi\s+(?:raider|stealth|vector|katana|crosshair|pulse|sword|cyborg|titan\s+gt|summit|creator"
+    r"|prestige)",
+    r"summit\s+e1\d",
+    r"proart\s+p1\d",
+    r"nitro\s+v(?:\s+1\d)?",
     r"g[epst]\d{2}[a-z]?",  # MSI chassis codes: GE76, GT77, GS66, GP66
     r"xps\s?1[57]",
     r"dell\s+g1[56]",
@@ -273,6 +278,7 @@ _LOT = _words(
     r"lote",
     r"konvolut",
     r"bundle",
+    r"combo",
     r"pair\s+of",
     r"set\s+of",
     r"[2-9]\s?(?:pcs|pieces|stück|stk|units)",
@@ -364,10 +370,21 @@ _PULLED_FROM = re.compile(
 )
 
 
+_CPU = re.compile(r"i[3579]|core|ryzen|threadripper|xeon|epyc")
+
+
 def _system(text: str) -> str | None:
     text = _PULLED_FROM.sub("", text)
-    if found := _SYSTEM_CJK.search(text) or _SYSTEM.search(text):
+    # "RTX 4060 Low Profile Graphics Card Compact Gaming PC SFF": named after the card, a
+    # system is what the card is for.
+    noun = _CARD_NOUN.search(text)
+    card_end = noun.end() if noun and re.search(r"\d{2}", text[: noun.start()]) else None
+    if found := _SYSTEM_CJK.search(text):
         return found[0]
+    for found in _SYSTEM.finditer(text):
+        cpu = _CPU.match(found[0])  # a card sold with a CPU is a combo, wherever it is named
+        if card_end is None or found.start() < card_end or cpu:
+            return found[0]
     if (ram := _RAM.search(text)) and _STORAGE.search(text):
         return ram[0] + " + storage"
     return None
@@ -378,7 +395,10 @@ def _lot(text: str) -> str | None:
         return found[0].strip()
     for found in _LOT_SUFFIX.finditer(text):
         lanes = " " not in found[0] and _LANES.search(text[: found.start()])  # "pcie 4.0 x8"
-        if not lanes:
+        # "RTX 3090 x2 ...", a trailing "... 24GB x2"; not a board name ("8G X2 White").
+        before = text[: found.start()].split()[-1:]
+        after_model = bool(before) and re.fullmatch(r"\d{3,5}", before[0]) is not None
+        if not lanes and (after_model or not text[found.end() :].strip()):
             return found[0]
     return None
 

@@ -332,6 +332,7 @@ def family_key(gpu_id: str) -> str:
 # Memory ("80GB", "12 G", "24 Go", ASUS part numbers "O24G") and form factor in a name.
 _MEMORY = re.compile(r"(?<![\w.])o?(\d{1,3})\s?(?:gb|g|go|gig)(?!\w)")
 _MEMORY_GLUED = re.compile(r"(?<=[a-z])-?(\d{2,3})gb(?!\w)")  # "A100-SXM4-40GB", "Ti16GB"
+_MEMORY_PART_NUMBER = re.compile(r"(?<=-)o?(\d{1,2})gd\w?(?!\w)")  # Gigabyte "GV-N406TEAGLE-8GD"
 _FORMS = (
     ("nvl", re.compile(r"\bnvl\b")),
     ("sxm", re.compile(r"\bsxm\d?\b|\bsxm\d?(?=[-_ ])")),
@@ -341,7 +342,8 @@ _FORMS = (
 
 def stated_memory(text: str) -> set[float]:
     """Memory sizes a normalized name states ("24GB", "O24G", "a100-sxm4-40gb")."""
-    return {float(m) for m in _MEMORY.findall(text) + _MEMORY_GLUED.findall(text)}
+    found = _MEMORY.findall(text) + _MEMORY_GLUED.findall(text) + _MEMORY_PART_NUMBER.findall(text)
+    return {float(m) for m in found}
 
 
 def stated_forms(text: str) -> set[str]:
