@@ -217,7 +217,7 @@ def laptop_part(name: str) -> str | None:
     found = _LAPTOP_PART.search(name)
     if found is None or (found[0].lower().startswith("max") and _MAX_Q_CARD.search(name)):
         return None
-    return found[0]
+    return found[0].lower()
 
 
 @dataclass(frozen=True)
@@ -535,6 +535,8 @@ def read_models(
     Shared by every context after its own cleaning: no model, a model outside the
     catalog, two models, or a variant the name cannot pin is None with its reason.
     """
+    if part := laptop_part(text):
+        return Match(None, f"laptop: {part} (a laptop part shares the desktop card's name)")
     mentions = catalog.models(tokens(text))
     in_catalog = [(alias, keys) for alias, keys in mentions if catalog.in_catalog(keys)]
     if not in_catalog:
@@ -563,6 +565,6 @@ def gpu_for_name(
             GB, V100 16/32 GB, H100 NVL, RTX 6000 Turing/Ada) the name does not.
         catalog: The catalog (default: the bundled spec sheet).
     """
-    if not name or laptop_part(name):
+    if not name:
         return None
     return read_models(normalize(name), catalog or Catalog.default(), defaults, memory_gb).gpu
