@@ -50,9 +50,12 @@ def _gpu_column(gpu_ids: frozenset[str] | None, required: bool = True) -> Column
 def read_gpu_specs(path: str | Path) -> pl.DataFrame:
     """The curated spec sheet: one row per canonical GPU.
 
-    Memory, bandwidth, fp16 tensor TFLOPS and TDP are required: every vendor publishes
-    them. L2 and release date may be left empty for `sources.specs` to fill from a cited
-    third-party source (see docs/data.md, "Specs").
+    Memory and bandwidth are required: every vendor publishes them. Tensor rates are empty
+    for GPUs without tensor/matrix units (Pascal, GTX 16, RDNA 2) or without a dense
+    vendor figure; TDP, L2 and release date may be left empty for `sources.specs` to fill
+    from a cited third-party source (see docs/data.md, "Specs"). `devices` is how many GPUs
+    software sees on one board or module (2 for MI250/MI250X and K80, 4 for A16); memory,
+    bandwidth and rates are per board.
     """
     columns = [
         Column("gpu_id", check=_slug),
@@ -62,15 +65,16 @@ def read_gpu_specs(path: str | Path) -> pl.DataFrame:
         Column("form_factor", choices=frozenset({"pcie", "sxm", "oam", "superchip"})),
         Column("memory_gb", "float", exclusive_minimum=0),
         Column("memory_bandwidth_gbs", "float", exclusive_minimum=0),
-        Column("fp16_tensor_tflops", "float", exclusive_minimum=0),
+        Column("fp16_tensor_tflops", "float", required=False, exclusive_minimum=0),
         Column("fp8_tensor_tflops", "float", required=False, exclusive_minimum=0),
         Column("int8_tensor_tops", "float", required=False, exclusive_minimum=0),
-        Column("tdp_w", "float", exclusive_minimum=0),
+        Column("tdp_w", "float", required=False, exclusive_minimum=0),
         Column("l2_cache_mb", "float", required=False, exclusive_minimum=0),
         Column("release_date", "date", required=False),
         Column("launch_price_usd", "float", required=False, exclusive_minimum=0),
         Column("source"),
         Column("source_url", check=https_url),
+        Column("devices", "int", minimum=1),
     ]
     return read_table(path, columns, unique=("gpu_id",))
 

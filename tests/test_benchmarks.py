@@ -77,12 +77,16 @@ def one(records, **where):
         ("NVIDIA L4-PCIe-24GB", "l4"),
         ("AMD Instinct MI355X", "mi355x"),
         # No spec row: reported as unknown, never mapped to a neighbour.
-        ("NVIDIA Blackwell GPU (GB200)", None),
-        ("NVIDIA GH200 Grace Hopper Superchip 144GB", None),
+        ("NVIDIA Blackwell GPU (GB200)", "gb200"),
+        ("NVIDIA GH200 Grace Hopper Superchip 144GB", "gh200-144gb"),
         ("NVIDIA H100-SXM5-96GB", None),
-        ("Nvidia Tesla V100S-PCIe-32GB", None),
+        ("Nvidia Tesla V100S-PCIe-32GB", "v100s-pcie-32gb"),
+        ("Tesla V100-PCIE-32GB", "v100-pcie-32gb"),
+        ("NVIDIA GH200 Grace Hopper Superchip 80GB", None),  # the preview part: no row
         ("RTX 2080 SUPER MAX-Q", None),
-        ("GTX 1080Ti", None),
+        ("GTX 1080Ti", "gtx-1080-ti"),
+        ("TITAN V", "titan-v"),
+        ("NVIDIA GeForce RTX 5050", None),
         ("TPU-v5p", None),
         ("AMD Instinct MI300X 192GB HBM3 (x32), AMD Instinct MI325X 256GB HBM3e (x16)", None),
     ],
@@ -117,7 +121,8 @@ def test_lambda_divides_global_batch_and_keeps_zero_as_missing():
         one(parsed.records, gpu="quadro-rtx-8000", model="resnet50", num_gpus=2).batch_size_per_gpu
         == 928
     )
-    assert parsed.unknown_gpus == {"GTX 1080Ti": 4}
+    assert parsed.unknown_gpus == {}
+    assert one(parsed.records, gpu="gtx-1080-ti", model="resnet50", num_gpus=1).throughput
     assert parsed.skipped == {"model 'ncf' has no workload class": 9}
     assert {r.software_era for r in parsed.records} == {"lambda-test"}
 
@@ -244,7 +249,8 @@ def test_mlperf_inference_keeps_closed_offline_throughput():
     )
     assert h100.flags == ("no_batch_size",) and h100.batch_size_per_gpu is None
     assert one(parsed.records, gpu="l40s").model == "llama2_70b_99"
-    assert parsed.unknown_gpus == {"NVIDIA GB200": 1}
+    assert parsed.unknown_gpus == {}
+    assert one(parsed.records, gpu="gb200").model
     assert parsed.skipped == {
         "no accelerator (CPU-only system)": 1,
         "scenario Server (only Offline is kept)": 1,
@@ -398,7 +404,7 @@ def test_inbox_loads_every_format_and_supersedes_bundled_tables():
     rows, report = load_inbox(FIXTURES, catalog())
     assert set(rows["source"]) == {"lambda", "nvidia-dle", "mlperf"}
     assert len(report.files) == 4
-    assert report.unknown_gpus == {"GTX 1080Ti": 4, "TPU-v5p": 1, "NVIDIA GB200": 1}
+    assert report.unknown_gpus == {"TPU-v5p": 1}
     lam = rows.filter(pl.col("source") == "lambda")
     assert set(lam["as_of"]) == {DAY} and set(lam["software_era"]) == {"lambda-test"}
     assert (

@@ -74,9 +74,14 @@ def by_type(offers: list[CloudOffer]) -> dict[tuple, CloudOffer]:
         ("Q RTX 8000", 48, "", "quadro-rtx-8000"),
         ("RTX4070", 16, "4x-RTX_4070S_Ti-32-65536", "rtx-4070-ti-super"),
         ("Standard_ND96isr_H200_v5", None, "", "h200-sxm"),
-        ("NVIDIA RTX 5000 Ada Generation", 32, "", None),
+        ("NVIDIA RTX 5000 Ada Generation", 32, "", "rtx-5000-ada"),
         ("tpu-v4-8", None, "", None),
-        ("RTX 3060 Ti", 8, "", None),
+        ("RTX 3060 Ti", 8, "", "rtx-3060-ti"),
+        ("RTX 3060", 8, "", "rtx-3060-8gb"),
+        ("RTX 3060", None, "", "rtx-3060-12gb"),
+        ("RTX 4090", 48, "", None),  # modded 48 GB boards are no RTX 4090 of the catalog
+        ("H100", 94, "", "h100-nvl-94gb"),
+        ("NVIDIA RTX 5050", 8, "", None),
     ],
 )
 def test_canonical_gpu(name, memory, hint, expected):
@@ -280,7 +285,7 @@ def test_parse_runpod():
     assert {o.gpu for o in parse_runpod(read("runpod_gpu_types.json"))} == {
         "h100-sxm5-80gb",
         "rtx-3070",
-        None,
+        "rtx-5000-ada",
     }
     assert parse_runpod(read("runpod_gpu_types_no_prices.json")) == []
     with pytest.raises(MalformedFile, match="securePrice"):

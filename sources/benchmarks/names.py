@@ -4,15 +4,18 @@ GPU names come as Lambda row labels ("LambdaCloud 8x H100 80GB SXM5", "Dell 2x H
 SXM5", "RTX Quadro 8000", "ASUS_8xH200_140GB_SXM_lambda-scalar_v2"), NVIDIA README headings
 ("NVIDIA DGX A100 (8x A100 80GB)", "DGX-2 (16x V100 32G)", "NVIDIA T4") and MLPerf
 accelerator names ("NVIDIA A100-SXM4-80GB (400W)", "AMD Instinct MI300X-NPS1-SPX-192GB-750W").
-The cloud name matcher (`sources.cloud.gpu_names.canonical_gpu`) does the final mapping;
+The shared GPU-name knowledge base (`sources.gpu_names`) reads the GPU, with the same
+defaults as a provider's own names (a bare "A100" is SXM4 40 GB, DGX-1's "V100" SXM2);
 this module strips what benchmark names add around the GPU (vendors, clouds, GPU counts,
-NVLink, power limits). Names with no gpu_specs row (GB200, TPU, Gaudi, laptop Max-Q, GTX
-1080 Ti, ...) map to None and are reported as unknown, never guessed.
+NVLink, power limits). Names with no catalog row (TPU, Gaudi, laptop Max-Q, "H100-SXM5-
+96GB", ...) map to None and are reported as unknown, never guessed.
 """
 
+import functools
 import re
 
-from sources.cloud.gpu_names import canonical_gpu
+from sources.bundled import DATA_DIR, read_gpu_specs
+from sources.gpu_names import CLOUD_DEFAULTS, gpu_for_name, laptop_part
 
 # System/vendor/cloud words around the GPU name in Lambda row labels and MLPerf names.
 _PREFIX = re.compile(
@@ -21,7 +24,6 @@ _PREFIX = re.compile(
     re.IGNORECASE,
 )
 _COUNT = re.compile(r"(?:^|[\s_\-])(\d+)\s*x\s*(?=[A-Za-z])", re.IGNORECASE)
-_NOT_A_DESKTOP_PART = re.compile(r"max[\s\-]?q|laptop|mobile", re.IGNORECASE)
 _GPU_IN_PARENS = re.compile(r"\((?:\s*\d+\s*x\s*)?([^()]*\d[^()]*)\)")
 
 
@@ -51,38 +53,17 @@ def gpu_id_for(name: str, known: frozenset[str] | None = None) -> str | None:
         name: The source's label (row name, heading, accelerator name).
         known: The catalog's ids; an id outside it counts as unknown.
     """
-    if not name or _NOT_A_DESKTOP_PART.search(name) or re.search(r"\(x\d+\)", name):
+    if not name or laptop_part(name) or re.search(r"\(x\d+\)", name):
         return None  # laptop parts; MLPerf systems mixing two accelerators "(x32), ... (x16)"
     text = clean_gpu_name(name)
     inner = re.search(r"\(([^()]*[A-Z]+\d+[^()]*)\)", text)
     if inner and re.search(r"\bBlackwell|\bGPU\b", text, re.IGNORECASE):
         text = inner.group(1)  # MLPerf "NVIDIA Blackwell GPU (B200-SXM-180GB)"
-    if re.search(r"\bGB\d00\b|\bB300\b|\bTPU|\bGaudi|\bIPU\b|\bAscend", text, re.IGNORECASE):
-        return None  # Grace-Blackwell superchips, B300 and non-GPU accelerators: no spec row
-    amd = re.search(r"\bMI(\d{3}X?)\b", text, re.IGNORECASE)
-    gpu = canonical_gpu(f"MI{amd.group(1).upper()}") if amd else None
-    if amd and gpu is None and known is not None and f"mi{amd.group(1).lower()}" in known:
-        gpu = f"mi{amd.group(1).lower()}"  # Instinct ids are the model number (mi355x)
-    if gpu is None and not amd:
-        # MLPerf writes "A100-SXM4-80GB", "H100-SXM5-80GB", "B200-SXM-180GB": split on '-'.
-        gpu = canonical_gpu(text) or canonical_gpu(text.replace("-", " "))
-        if gpu is None:
-            # "NVIDIA L4-PCIe-24GB": drop form factor, memory and power words, then retry.
-            core = re.sub(
-                r"\b(?:PCIe|SXM\d?|\d+\s*GB|HBM3e?|GPU|\d+W)\b",
-                " ",
-                text.replace("-", " "),
-                flags=re.IGNORECASE,
-            )
-            gpu = canonical_gpu(" ".join(core.split()))
-    if gpu == "h100-nvl-94gb" and re.search(r"SXM", text, re.IGNORECASE):
-        return None  # "H100-SXM5-96GB" is not the NVL card; it has no spec row
-    if gpu is not None and gpu.startswith("v100-sxm") and re.search(r"PCIe", text, re.I):
-        return None  # V100(S) PCIe 32 GB has no spec row
-    if gpu == "gh200-96gb":
-        memory = re.search(r"(\d+)\s*GB", text, re.IGNORECASE)
-        if memory and memory.group(1) != "96":
-            return None  # GH200 144 GB / the 80 GB preview have no spec row
+    if re.search(r"\bTPU|\bGaudi|\bIPU\b|\bAscend", text, re.IGNORECASE):
+        return None  # not GPUs
+    # MLPerf writes "A100-SXM4-80GB", "MI300X-NPS1-SPX-192GB-750W": the knowledge base reads
+    # memory and form factor from them; a memory no card of the family has is no match.
+    gpu = gpu_for_name(text, CLOUD_DEFAULTS, catalog=None)
     if gpu is not None and known is not None and gpu not in known:
         return None
     return gpu
@@ -175,13 +156,20 @@ def model_info(name: str) -> tuple[str, str, str] | None:
     return None
 
 
-# GPUs before Ampere have no TF32: a framework's "FP32" run is FP32 on them, TF32 after.
-_PRE_AMPERE = re.compile(r"^(?:v100|quadro-rtx|titan-rtx|rtx-20|t4)")
+# Architectures without TF32: a framework's "FP32" run is FP32 on them, TF32 after (NGC).
+_NO_TF32 = frozenset({"kepler", "maxwell", "pascal", "volta", "turing"})
+
+
+@functools.cache
+def _architectures() -> dict[str, str]:
+    """gpu_id -> architecture, from the spec sheet (the one place it is written)."""
+    specs = read_gpu_specs(DATA_DIR / "specs" / "gpu_specs.csv")
+    return dict(zip(specs["gpu_id"].to_list(), specs["architecture"].to_list(), strict=True))
 
 
 def fp32_precision(gpu: str | None) -> str:
-    """'fp32' on Volta/Turing, 'tf32' on Ampere and newer (NGC defaults), as published."""
-    return "fp32" if gpu is None or _PRE_AMPERE.match(gpu) else "tf32"
+    """'fp32' before Ampere (Pascal, Volta, Turing), 'tf32' on Ampere and newer, as published."""
+    return "fp32" if gpu is None or _architectures().get(gpu) in _NO_TF32 else "tf32"
 
 
 _UNITS = {

@@ -16,7 +16,16 @@ import polars as pl
 
 from sources.specs.fields import CURATED, FIELDS, PRECEDENCE, SpecField
 
-BASE_COLUMNS = ("gpu_id", "name", "vendor", "architecture", "form_factor", "source", "source_url")
+BASE_COLUMNS = (
+    "gpu_id",
+    "name",
+    "vendor",
+    "architecture",
+    "form_factor",
+    "source",
+    "source_url",
+    "devices",
+)
 KEY = ["gpu_id", "field"]
 
 
@@ -78,6 +87,8 @@ def merge(
     )
     chosen = eligible.sort([*KEY, "rank"]).unique(KEY, keep="first", maintain_order=True)
 
+    if "devices" not in sheet.columns:
+        sheet = sheet.with_columns(devices=pl.lit(1, dtype=pl.Int64))  # one GPU per board
     gpus = sheet.select(BASE_COLUMNS)
     for field in fields:
         value_column = "value_date" if field.kind == "date" else "value_num"
@@ -87,7 +98,11 @@ def merge(
             pl.col("source").alias(f"{field.name}_source"),
         )
         gpus = gpus.join(picked, on="gpu_id", how="left")
-    gpus = gpus.with_columns(as_of=pl.lit(as_of))
+    gpus = gpus.with_columns(
+        # What one device (as software sees it) holds: an MI250 is two 64 GB GPUs.
+        memory_per_device_gb=pl.col("memory_gb") / pl.col("devices"),
+        as_of=pl.lit(as_of),
+    )
 
     picks = chosen.select(
         *KEY,
