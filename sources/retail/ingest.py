@@ -12,15 +12,20 @@ from typing import Protocol
 import polars as pl
 
 from sources.retail import amazon, amazon_api, ebay, ebay_api
+from sources.retail.document import declared_charset
 from sources.retail.records import Outcome, ParseResult
 
-Parser = Callable[[bytes, str | None], ParseResult]
+# (body, url, charset of the Content-Type header) -> result.
+Parser = Callable[[bytes, str | None, str | None], ParseResult]
 
 
 def _json_parser(parse: Callable[[object], ParseResult]) -> Parser:
     """An API response parser over archived bytes; a body that is not JSON is a parse_error."""
 
-    def parse_bytes(content: bytes, url: str | None = None) -> ParseResult:
+    def parse_bytes(
+        content: bytes, url: str | None = None, charset: str | None = None
+    ) -> ParseResult:
+        del url, charset  # JSON is UTF-8 and names its own marketplace
         try:
             payload = json.loads(content)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -122,7 +127,8 @@ def parse_responses(
                 Outcome.PARSE_ERROR, "unknown", detail=f"no parser for {response.source!r}"
             )
         else:
-            result = parser(response.read(), response.url)
+            content_type = getattr(response, "content_type", None)
+            result = parser(response.read(), response.url, declared_charset(content_type))
         pages.append(
             {
                 "day": fetched.date(),
