@@ -36,6 +36,7 @@ class Reply:
     delay: float = 0.0  # seconds before answering (interrupted at teardown)
     reset: bool = False  # drop the connection with a TCP RST instead of answering
     barrier: bool = False  # wait until another barrier request arrives (proves concurrency)
+    length: int | None = None  # a Content-Length to announce instead of the body's own
 
 
 @dataclass
@@ -139,7 +140,8 @@ class Server:
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(reply.body)))
+                length = len(reply.body) if reply.length is None else reply.length
+                self.send_header("Content-Length", str(length))
                 self.end_headers()
                 self.wfile.write(reply.body)
 
@@ -669,3 +671,38 @@ def test_fetch_many_stops_a_host_after_a_captcha_but_not_the_others(server, fake
 
     assert [r.outcome for r in results] == ["captcha", "ok", "skipped", "ok", "skipped"]
     assert sorted(server.paths()) == ["/captcha", "/x", "/y"]
+
+
+# -- robots.txt matching, size cap, short bodies (issue 14) --------------------------------
+
+
+def test_robots_wildcards_and_the_longest_rule_win(server, fake):
+    server.on(
+        "/robots.txt",
+        Reply(200, b"User-agent: *\nDisallow: /*/dp/\nDisallow: /s\nAllow: /s/ok$\n"),
+    )
+    client, _ = make_client(fake, respect_robots=True)
+    # urllib.robotparser ignored the wildcard and took the first matching rule.
+    assert client.get(server.url("/x/dp/1")).error == "disallowed by robots.txt"
+    assert client.get(server.url("/s?k=rtx")).error == "disallowed by robots.txt"
+    assert client.get(server.url("/s/ok")).outcome == "ok"
+    assert server.paths() == ["/robots.txt", "/s/ok"]
+
+
+def test_response_over_the_size_cap_fails_unarchived(server, fake, tmp_path):
+    server.on("/big", Reply(200, b"x" * 5000))
+    client, _ = make_client(fake, archive=Archive(tmp_path), max_bytes=1000)
+    result = client.get(server.url("/big"))
+    assert (result.outcome, result.content, result.archived) == ("http_error", b"", None)
+    assert "cap" in result.error
+    assert not list(tmp_path.rglob("*.bin"))
+
+
+def test_body_shorter_than_content_length_is_never_a_result(server, fake, tmp_path):
+    server.on("/short", Reply(200, b"<html>$36", length=500))
+    client, _ = make_client(fake, archive=Archive(tmp_path), max_retries=1)
+    result = client.get(server.url("/short"))
+    assert result.outcome == "http_error"
+    assert result.attempts == 2
+    assert result.content == b""
+    assert not list(tmp_path.rglob("*.bin"))
