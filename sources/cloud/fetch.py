@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 from sources.cloud.azure import API_URL as AZURE_API_URL
 from sources.cloud.azure import fetch_azure
 from sources.cloud.parsers import CLOUD_PARSERS
-from sources.cloud.records import MalformedFile
+from sources.cloud.records import MalformedFile, load_json
 from sources.credentials import env_secret
 from sources.http import FetchResult, PoliteClient
 from sources.retail.amazon_api import sign_request
@@ -223,10 +223,7 @@ def _short(text: str, limit: int = 200) -> str:
 
 
 def _json(content: bytes) -> Any:
-    try:
-        return json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    return load_json(content)
 
 
 def _parser_body(provider: str, content: bytes) -> bytes:
