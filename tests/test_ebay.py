@@ -791,3 +791,23 @@ def test_ld_json_shipping_and_price_must_be_finite(value):
     (record,) = parse_ebay(page).records
     assert record.price is None
     assert record.shipping is None
+
+
+def test_a_lying_single_byte_declaration_on_utf8_bytes_keeps_the_yen():
+    page = _one_card_page("3,858 円").replace(
+        b"<html>", b'<html><head><meta charset="iso-8859-1"></head>'
+    )
+    (record,) = parse_ebay(page, "https://www.ebay.com/sch/i.html").records
+    assert (record.price, record.currency) == (3858.0, "JPY")
+
+
+def test_a_lying_declaration_on_damaged_utf8_bytes_keeps_the_yen():
+    page = _one_card_page("3,858 円").replace(
+        b"<html>", b'<html><head><meta charset="windows-1252"></head>'
+    )
+    # A Japanese title with one damaged byte: not strictly UTF-8, but plainly UTF-8.
+    page = page.replace(
+        b"RTX 4070", "中古品 グラフィックボード RTX \udcff4070".encode("utf-8", "surrogateescape")
+    )
+    (record,) = parse_ebay(page, "https://www.ebay.com/sch/i.html").records
+    assert (record.price, record.currency) == (3858.0, "JPY")

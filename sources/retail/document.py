@@ -56,9 +56,10 @@ def decode_page(content: bytes, declared: str | None = None) -> str:
         declared: The charset from the response's Content-Type header, when known.
 
     Returns:
-        The text: per its BOM, else the declared charset (header, then meta tag), else
-        UTF-8; bytes the chosen charset cannot decode become U+FFFD, which no price
-        pattern matches. Control characters lxml refuses are removed.
+        The text: per its BOM, else the declared charset (header, then meta tag) unless
+        the bytes are UTF-8 with multi-byte characters, else UTF-8; bytes the chosen
+        charset cannot decode become U+FFFD, which no price pattern matches. Control
+        characters lxml refuses are removed.
     """
     for bom, codec in _BOMS:
         if content.startswith(bom):
@@ -67,7 +68,26 @@ def decode_page(content: bytes, declared: str | None = None) -> str:
     if codec is None:
         match = _META_CHARSET.search(content[:16384])
         codec = _codec(match.group(1).decode("ascii")) if match else None
+    if codec not in (None, "utf-8") and _is_utf8_text(content):
+        # Another declared charset on bytes that are UTF-8 is a wrong declaration:
+        # honouring it would turn "円" into "å††" and a yen price into dollars.
+        codec = "utf-8"
     return _CONTROL.sub("", content.decode(codec or "utf-8", "replace"))
+
+
+def _is_utf8_text(content: bytes) -> bool:
+    """Whether `content` is UTF-8 with multi-byte characters, bar a few damaged bytes.
+
+    Text in a single-byte charset almost never forms valid multi-byte sequences ("café"
+    in Latin-1 is "caf" + an invalid byte), so many valid sequences and few invalid
+    bytes mean UTF-8, however the page is labelled.
+    """
+    if content.isascii():
+        return False
+    text = content.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - content.decode("utf-8", "ignore").count("\ufffd")
+    good = sum(1 for c in text if ord(c) > 127 and c != "\ufffd")
+    return good > 0 and bad * 4 <= good
 
 
 def incomplete_reason(content: bytes) -> str | None:
