@@ -21,6 +21,7 @@ from sources.archive import Archive
 from sources.benchmarks.flags import flag_benchmarks, flag_counts
 from sources.benchmarks.inbox import load_inbox, merge_with_bundled
 from sources.bundled import (
+    CURATED_SOURCES,
     read_benchmark_figures,
     read_cloud_offers,
     read_fx_rates,
@@ -36,7 +37,6 @@ from sources.http import PoliteClient
 from sources.retail import amazon_api, ebay_api
 from sources.retail.ingest import PARSERS, classify_block_page, parse_responses
 from sources.retail.plan import search_plan
-from sources.retail.snapshot import CURATED_SOURCES
 from sources.specs.build import build_spec_catalog
 from warehouse.db import replace_rows
 
@@ -206,7 +206,12 @@ def price_observations(
         context.log.info(f"live: fetched {fetched} pages into {archive.root}")
     with open_warehouse(warehouse) as con:
         ids = catalog_ids(con)
-        curated = curated_history(settings, ids, rates, first, last)
+        launch = dict(
+            con.sql(
+                "SELECT gpu_id, launch_price_usd FROM gpus WHERE launch_price_usd IS NOT NULL"
+            ).fetchall()
+        )
+        curated = curated_history(settings, ids, rates, first, last, launch)
         # The archive also holds cloud API responses; only retail sources are parsed here.
         responses = [
             response
@@ -261,10 +266,11 @@ def curated_history(
     rates: pl.DataFrame,
     first: dt.date,
     last: dt.date,
+    launch_prices: dict[str, float] | None = None,
 ) -> pl.DataFrame:
     """Rows of the curated history (aggregates and datasets, not pages) in the day range."""
     path = settings.data_path("prices", "retail_observations.csv")
-    facts = read_retail_observations(path, ids)
+    facts = read_retail_observations(path, ids, launch_prices)
     rows = facts.filter(
         pl.col("source").is_in(CURATED_SOURCES)
         & pl.col("observed_at").dt.date().is_between(first, last)
