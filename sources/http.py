@@ -251,6 +251,7 @@ class PoliteClient:
         self._tripped: dict[str, str] = {}
         self._robots: dict[str, _Robots] = {}
         self._robots_locks: dict[str, threading.Lock] = {}
+        self._archived = 0
 
     @staticmethod
     def _new_session(max_workers: int) -> requests.Session:
@@ -367,6 +368,12 @@ class PoliteClient:
                     future.result()
         return [result for result in results if result is not None]
 
+    @property
+    def archived_count(self) -> int:
+        """How many responses this client has put in its archive."""
+        with self._lock:
+            return self._archived
+
     def tripped_hosts(self) -> set[str]:
         """Hosts whose circuit is open: no more requests to them this run."""
         with self._lock:
@@ -433,6 +440,8 @@ class PoliteClient:
                 source=source,
                 headers=response.headers,
             )
+            with self._lock:
+                self._archived += 1
         return FetchResult(
             url=full_url,
             status=None if response is None else response.status_code,
@@ -696,6 +705,44 @@ class PoliteClient:
                     "robots.txt for %s: Crawl-delay %ss, interval %.1fs", host, delay, interval
                 )
         return _Robots(parser)
+
+
+_NETWORK_WORDS = (
+    "ConnectionError",
+    "ConnectTimeout",
+    "ReadTimeout",
+    "Timeout",
+    "NameResolution",
+    "Max retries exceeded",
+    "Connection refused",
+    "Connection reset",
+    "ChunkedEncodingError",
+)
+SHORT_REASON_LENGTH = 80
+
+
+def short_reason(detail: str | None) -> str:
+    """A few words for a status cell ("network error", "HTTP 503", "captcha page").
+
+    Exception texts from requests run to hundreds of characters of pool and socket detail;
+    those belong in the log, the site shows this. Credentials are redacted either way.
+    """
+    text = redact_text(" ".join((detail or "").split()))
+    if not text:
+        return "no detail"
+    if any(word in text for word in _NETWORK_WORDS):
+        return "network error"
+    for pattern in (r"\b(?:captcha|blocked) page", r"disallowed by robots\.txt", r"HTTP \d{3}"):
+        if match := re.search(pattern, text):
+            return match.group(0)
+    if "robots.txt unreachable" in text:
+        return "robots.txt unreachable"
+    if "circuit open" in text:
+        return "skipped after a captcha or block"
+    first = text.split(": ", 1)[1] if text.startswith("failed: ") else text
+    if len(first) <= SHORT_REASON_LENGTH:
+        return first
+    return first[: SHORT_REASON_LENGTH - 3].rstrip() + "..."
 
 
 class _TooLarge(Exception):

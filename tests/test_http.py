@@ -706,3 +706,31 @@ def test_body_shorter_than_content_length_is_never_a_result(server, fake, tmp_pa
     assert result.attempts == 2
     assert result.content == b""
     assert not list(tmp_path.rglob("*.bin"))
+
+
+def test_echoed_credentials_are_redacted_by_value_everywhere(server, fake, tmp_path, caplog):
+    from sources.credentials import env_secret
+
+    secret = env_secret({"GCP_API_KEY": "gcp-key-echo-0123456789"}, "GCP_API_KEY")
+    echo = (
+        f"https://cb.example/?auth={secret}&code=abc123&Authorization=Bearer%20{secret}"
+        f"&X-Goog-Api-Key=k-{secret}&keep=1"
+    )
+    server.on(
+        "/echo",
+        Reply(
+            200,
+            f'{{"you_sent": "{secret}", "quoted": "{secret.replace("-", "%2D")}"}}'.encode(),
+            headers={"X-Echo": secret, "Location": echo},
+        ),
+    )
+    client, _ = make_client(fake, archive=Archive(tmp_path))
+    with caplog.at_level(logging.DEBUG, logger="gpuvalue"):
+        result = client.get(server.url(f"/echo?q={secret}"), headers={"X-Goog-Api-Key": secret})
+    assert result.ok
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert secret.encode() not in on_disk
+    assert b"abc123" not in on_disk  # an OAuth code by its parameter name
+    assert b"keep=1" in on_disk  # everything else is kept
+    assert result.archived.headers["X-Echo"] == REDACTED
+    assert secret not in caplog.text

@@ -5,7 +5,8 @@ client archive each response, and returns a `FetchReport`: a status ("ok", "skip
 or "failed: <why>"), every `FetchResult`, and `contents()`, the bodies the provider's parser
 in `sources.cloud.parsers.CLOUD_PARSERS` reads (one body per page or response).
 
-- aws: Price List Query API `GetProducts` (POST, `X-Amz-Target`), SigV4-signed with
+- aws: Price List Query API `GetProducts` (POST, `X-Amz-Target`), SigV4-signed by
+  requests-aws4auth (through the polite client, so politeness and archiving apply) with
   `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`), GPU instances in
   `AWS_REGIONS`;
 - azure: Retail Prices API through `sources.cloud.azure.fetch_azure`, no credentials;
@@ -32,13 +33,13 @@ ends the provider's fetch with "failed: <why>"; bodies fetched before the failur
 in `contents()`. Reaching `max_pages` is logged and keeps status "ok".
 """
 
-import datetime as dt
 import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+from requests_aws4auth import AWS4Auth
 
 from sources.cloud.azure import API_URL as AZURE_API_URL
 from sources.cloud.azure import fetch_azure
@@ -46,7 +47,6 @@ from sources.cloud.parsers import CLOUD_PARSERS
 from sources.cloud.records import MalformedFile, load_json
 from sources.credentials import env_secret
 from sources.http import FetchResult, PoliteClient
-from sources.retail.amazon_api import sign_request
 
 log = logging.getLogger("gpuvalue.cloud.fetch")
 
@@ -321,31 +321,18 @@ def _fetch_aws(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> s
     if access_key is None or secret_key is None:
         return "skipped: no AWS credentials"
     session_token = env_secret(env, ENV_AWS_SESSION_TOKEN)
+    # Signs each prepared request (date, body hash, session token) as requests sends it.
+    auth = AWS4Auth(
+        access_key, secret_key, AWS_SIGNING_REGION, AWS_SERVICE, session_token=session_token
+    )
     pages = 0
     for region in AWS_REGIONS:
         token: str | None = None
         seen: set[str] = set()
         for page in range(1, max_pages + 1):
             body = aws_request_body(region, token)
-            headers = {
-                "content-type": "application/x-amz-json-1.1",
-                "host": urlsplit(url).netloc,
-                "x-amz-target": AWS_TARGET,
-            }
-            if session_token:
-                headers["x-amz-security-token"] = session_token
-            signed = sign_request(
-                "POST",
-                url,
-                headers,
-                body,
-                access_key,
-                secret_key,
-                AWS_SIGNING_REGION,
-                AWS_SERVICE,
-                dt.datetime.now(dt.UTC),
-            )
-            result = run.post(url, data=body, headers=signed)
+            headers = {"content-type": "application/x-amz-json-1.1", "x-amz-target": AWS_TARGET}
+            result = run.post(url, data=body, headers=headers, auth=auth)
             pages += 1
             problem = run.check(result, pages)
             if problem is not None:

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import polars as pl
 
-from sources.retail import amazon, amazon_api, ebay, ebay_api
+from sources.retail import amazon, ebay, ebay_api
 from sources.retail.document import declared_charset
 from sources.retail.records import Outcome, ParseResult
 
@@ -35,11 +35,11 @@ def _json_parser(parse: Callable[[object], ParseResult]) -> Parser:
     return parse_bytes
 
 
-# Archive source -> parser. HTML pages from scraping, JSON from the official APIs.
+# Archive source -> parser. HTML pages from scraping, JSON from eBay's official API (Amazon's
+# PA-API 5 was retired in 2026-05: Amazon live prices come from its pages only).
 PARSERS: dict[str, Parser] = {
     "amazon": amazon.parse_amazon,
     "ebay": ebay.parse_ebay,
-    amazon_api.ARCHIVE_SOURCE: _json_parser(amazon_api.parse_search_items),
     ebay_api.ARCHIVE_SOURCE: _json_parser(ebay_api.parse_browse_search),
 }
 
