@@ -25,16 +25,15 @@ import sys
 from pathlib import Path
 
 from sources.benchmarks.cli import BENCHMARK_FORMATS, parse_benchmark_command
-from sources.cloud.parsers import (
-    CLOUD_PARSERS,
-    EMPTY_NOTES,
-    REFERENCE_NOTES,
-    REFERENCE_PARSERS,
-)
+from sources.cloud.parsers import CLOUD_PARSERS as FORMAT_PARSERS
+from sources.cloud.parsers import EMPTY_NOTES, REFERENCE_NOTES, REFERENCE_PARSERS
+from sources.cloud.providers import PROVIDERS
 from sources.cloud.records import MalformedFile
 from sources.retail.ingest import PARSERS
 from sources.retail.records import Outcome
 
+# Every registry provider's parser, plus catalog formats we can inspect but do not load.
+CLOUD_PARSERS = {**FORMAT_PARSERS, **{name: p.parse for name, p in PROVIDERS.items()}}
 EXIT_BLOCKED = 3
 EXIT_UNPARSED = 2
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from sources.cloud.providers import PROVIDERS
 from sources.cloud.records import MAX_USD_PER_GPU_HOUR
 from sources.fx import add_usd
 from sources.tables import BadInputError, Column, https_url, read_table
@@ -37,10 +38,9 @@ WORKLOAD_CLASSES = frozenset({"cnn", "transformer", "rnn"})
 PAGE_SOURCES = ("amazon", "ebay", "ebay-sold-history")
 CURATED_SOURCES = ("keepa-amazon", "tomshardware-ebay", "lambda-list-price", "ebay-sold-dataset")
 RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})
-# Cloud providers with a bundled offers file (sources/data/cloud/MANIFEST.md).
-CLOUD_PROVIDERS = frozenset(
-    {"aws", "azure", "gcp", "lambda", "vast", "runpod", "coreweave", "hyperstack"}
-)
+# Cloud providers: the registry's (each has a bundled offers file, see
+# sources/data/cloud/MANIFEST.md).
+CLOUD_PROVIDERS = frozenset(PROVIDERS)
 # A price more than this many times the GPU's launch price (or the median of its other
 # rows) is a transcription error; so is one below median / PLAUSIBLE_FACTOR**2 (used
 # cards of old GPUs do sell for a tenth of their launch price).

@@ -13,18 +13,11 @@ import pytest
 
 from sources.archive import Archive
 from sources.cloud.aws import parse_aws
-from sources.cloud.fetch import (
-    AWS_REGIONS,
-    AWS_TARGET,
-    NO_PRICE_API,
-    PROVIDERS,
-    FetchReport,
-    aws_offer_file,
-    fetch_provider,
-)
+from sources.cloud.fetch import AWS_REGIONS, AWS_TARGET, FetchReport, aws_offer_file
 from sources.cloud.gcp import parse_gcp
 from sources.cloud.lambda_cloud import parse_lambda
 from sources.cloud.parsers import CLOUD_PARSERS
+from sources.cloud.providers import NO_PRICE_API, PROVIDERS, fetch_provider
 from sources.cloud.runpod import parse_runpod
 from sources.cloud.vast import parse_vast
 from sources.http import PoliteClient

@@ -29,8 +29,7 @@ from sources.bundled import (
     to_usd,
 )
 from sources.catalog import Catalog, match_title, normalize_condition
-from sources.cloud.fetch import fetch_provider
-from sources.cloud.parsers import CLOUD_PARSERS
+from sources.cloud.providers import PROVIDERS, fetch_provider
 from sources.cloud.records import offers_frame
 from sources.cloud.snapshot import RENDERED, replay_bundled
 from sources.http import PoliteClient, host_key, short_reason
@@ -501,7 +500,7 @@ def live_cloud_offers(
         return None, {}, report.status
     if not report.status.startswith("ok"):
         raise RuntimeError(f"{provider}: {report.status}")
-    offers = [offer for body in report.contents() for offer in CLOUD_PARSERS[provider](body)]
+    offers = [offer for body in report.contents() for offer in PROVIDERS[provider].parse(body)]
     observed = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     rows, unknown = offers_frame(offers, observed, f"{provider} live API (archived)", known)
     context.log.info(
