@@ -408,3 +408,21 @@ def test_ebay_server_error_after_retries_is_an_http_error(apis, http):
 
 
 # --- Amazon client ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"itemSummaries": [{"itemId": "v1|1|0", "title": "RTX 4090", '
+        b'"price": {"value": "1e308", "currency": "USD"}}]}',
+        b'{"itemSummaries": [{"itemId": "v1|1|0", "title": "RTX 4090", '
+        b'"price": {"value": "Infinity", "currency": "USD"}}]}',
+    ],
+)
+def test_hostile_api_bodies_are_outcomes_without_non_finite_prices(body):
+    from sources.retail.ingest import PARSERS
+
+    result = PARSERS[ebay_api.ARCHIVE_SOURCE](body, None, None)
+    for record in result.records:
+        assert record.price is None

@@ -31,6 +31,7 @@ Errors: a 401 on a search invalidates the cached token, fetches a new one and re
 
 import base64
 import logging
+import math
 import threading
 import time
 from collections import Counter
@@ -149,7 +150,7 @@ def _amount(money: Any) -> tuple[float | None, str | None, str | None]:
         value = float(raw)
     except (TypeError, ValueError):
         return None, currency, "unreadable price"
-    if value != value or value < 0:  # NaN or negative
+    if not math.isfinite(value) or value < 0 or value >= 1e10:  # NaN, inf, 1e308, negative
         return None, currency, "unreadable price"
     if value == 0:
         return None, currency, "zero price"

@@ -6,7 +6,7 @@ responses; only how the archive was filled differs.
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 import polars as pl
@@ -28,9 +28,12 @@ def _json_parser(parse: Callable[[object], ParseResult]) -> Parser:
         del url, charset  # JSON is UTF-8 and names its own marketplace
         try:
             payload = json.loads(content)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, nested past the stack
             return ParseResult(Outcome.PARSE_ERROR, "unknown", detail=f"not JSON: {exc}")
-        return parse(payload)
+        try:
+            return parse(payload)
+        except Exception as exc:  # like the HTML parsers: bad input is an outcome
+            return ParseResult(Outcome.PARSE_ERROR, "unknown", detail=f"{type(exc).__name__}")
 
     return parse_bytes
 
@@ -102,6 +105,20 @@ class Archived(Protocol):
         ...
 
 
+def _short_body(content: bytes, headers: Mapping[str, str]) -> str | None:
+    """Why a stored body is cut short of the Content-Length it was served with, or None."""
+    fields = {str(k).lower(): str(v) for k, v in headers.items()}
+    if fields.get("content-encoding", "identity") not in ("", "identity"):
+        return None  # the header counts encoded bytes; the body is stored decoded
+    try:
+        announced = int(fields["content-length"])
+    except (KeyError, ValueError):
+        return None
+    if len(content) < announced:
+        return f"truncated body: {len(content)} of {announced} bytes (Content-Length)"
+    return None
+
+
 def _naive_utc(moment: dt.datetime) -> dt.datetime:
     if moment.tzinfo is None:
         return moment
@@ -127,8 +144,13 @@ def parse_responses(
                 Outcome.PARSE_ERROR, "unknown", detail=f"no parser for {response.source!r}"
             )
         else:
-            content_type = getattr(response, "content_type", None)
-            result = parser(response.read(), response.url, declared_charset(content_type))
+            content = response.read()
+            short = _short_body(content, getattr(response, "headers", None) or {})
+            if short:
+                result = ParseResult(Outcome.PARSE_ERROR, "unknown", detail=short)
+            else:
+                content_type = getattr(response, "content_type", None)
+                result = parser(content, response.url, declared_charset(content_type))
         pages.append(
             {
                 "day": fetched.date(),
