@@ -38,6 +38,8 @@ WORKLOAD_CLASSES = frozenset({"cnn", "transformer", "rnn"})
 PAGE_SOURCES = ("amazon", "ebay", "ebay-sold-history")
 CURATED_SOURCES = ("keepa-amazon", "tomshardware-ebay", "lambda-list-price", "ebay-sold-dataset")
 RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})
+# Publishers of the bundled benchmark figures (sources/data/benchmarks/MANIFEST.md).
+BENCHMARK_SOURCES = frozenset({"lambda", "nvidia-dle", "mlperf"})
 # Cloud providers: the registry's (each has a bundled offers file, see
 # sources/data/cloud/MANIFEST.md).
 CLOUD_PROVIDERS = frozenset(PROVIDERS)
@@ -105,7 +107,7 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
     and batch size in one round, each its own result (sources/data/benchmarks/MANIFEST.md).
     """
     columns = [
-        Column("source"),
+        Column("source", choices=BENCHMARK_SOURCES),
         _gpu_column(gpu_ids),
         Column("model"),
         Column("workload_class", choices=WORKLOAD_CLASSES),

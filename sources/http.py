@@ -719,6 +719,7 @@ _NETWORK_WORDS = (
     "ChunkedEncodingError",
 )
 SHORT_REASON_LENGTH = 80
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/])(?:/[^\s/,:'\"]+)+/([^\s/,:'\"]+)")
 
 
 def short_reason(detail: str | None) -> str:
@@ -739,6 +740,8 @@ def short_reason(detail: str | None) -> str:
         return "robots.txt unreachable"
     if "circuit open" in text:
         return "skipped after a captcha or block"
+    # A file's name says which file; its absolute path says nothing a reader needs.
+    text = _ABSOLUTE_PATH.sub(r"\1", text)
     first = text.split(": ", 1)[1] if text.startswith("failed: ") else text
     if len(first) <= SHORT_REASON_LENGTH:
         return first

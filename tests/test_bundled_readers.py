@@ -122,3 +122,15 @@ def test_the_bundled_snapshot_passes_every_check():
     assert read_retail_observations(DATA_DIR / "prices" / "retail_observations.csv", None).height
     for path in sorted((DATA_DIR / "cloud").glob("*.csv")):
         assert read_cloud_offers(path, None).height
+
+
+def test_benchmark_figure_from_an_unknown_publisher_is_refused(tmp_path):
+    bench = (DATA_DIR / "benchmarks" / "nvidia_dle.csv").read_text(encoding="utf-8")
+    lines = bench.splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines[1:], 1) if not line.startswith("#"))
+    lines[first] = "some-blog" + lines[first][lines[first].index(",") :]
+    path = tmp_path / "bench.csv"
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(BadInputError, match="is not one of") as error:
+        read_benchmark_figures(path, None)
+    assert (error.value.line, error.value.column) == (first + 1, "source")

@@ -1,6 +1,6 @@
 """Mutation fuzzing of every page and price-file parser (see tests/fuzz.py).
 
-Seeded and time-bounded: the CI run mutates our own fixtures for about 14 s in all. With
+Seeded and time-bounded: the CI run mutates our own fixtures for about 9 s in all. With
 GPUVALUE_REALDATA set, the real captures are fuzzed too (GPUVALUE_FUZZ_SECONDS, default
 60 s per family). A failure names the document, the mutation and the case number;
 GPUVALUE_FUZZ_SEED replays another seed.
@@ -125,7 +125,7 @@ def _report(stats: Stats, what: str) -> None:
 def test_fuzz_retail_fixtures():
     seeds = _retail_seeds(FIXTURES / "retail")
     assert len(seeds) >= 20
-    stats = _fuzz_retail(seeds, budget=9.0, max_cases=1500)
+    stats = _fuzz_retail(seeds, budget=6.0, max_cases=1500)
     assert stats.cases >= 100, "the fuzz budget ran out before a meaningful number of cases"
     assert set(stats.by_mutation) == set(HTML_MUTATIONS)
     _report(stats, "retail fixtures")
@@ -134,7 +134,7 @@ def test_fuzz_retail_fixtures():
 def test_fuzz_cloud_fixtures():
     seeds = _cloud_fixture_seeds()
     assert {parser for parser, _ in seeds.values()} == set(CLOUD_PREFIXES.values())
-    stats = _fuzz_cloud(seeds, budget=4.0, max_cases=1500)
+    stats = _fuzz_cloud(seeds, budget=3.0, max_cases=1500)
     assert stats.cases >= 100
     _report(stats, "cloud fixtures")
 

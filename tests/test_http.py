@@ -734,3 +734,20 @@ def test_echoed_credentials_are_redacted_by_value_everywhere(server, fake, tmp_p
     assert b"keep=1" in on_disk  # everything else is kept
     assert result.archived.headers["X-Echo"] == REDACTED
     assert secret not in caplog.text
+
+
+def test_short_reason_is_a_few_words_for_a_status_cell():
+    from sources.http import short_reason
+
+    network = (
+        "failed: page 1: http_error (ConnectionError: HTTPSConnectionPool(host='prices.azure."
+        "com', port=443): Max retries exceeded with url: /api (Caused by NameResolutionError"
+        "(...)) (after 5 attempts))"
+    )
+    assert short_reason(network) == "network error"
+    assert short_reason("HTTP 503 after 5 attempts") == "HTTP 503"
+    assert short_reason("captcha page (HTTP 200)") == "captcha page"
+    long_path = "/tmp/x/y/data/cloud/azure.csv, line 4, field 'price_type': " + "x" * 200
+    reason = short_reason(long_path)
+    assert reason.startswith("azure.csv, line 4, field 'price_type'")
+    assert len(reason) <= 80
