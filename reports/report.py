@@ -61,6 +61,8 @@ UNION ALL
 SELECT 'cloud prices', o.provider, count(*), max(CAST(o.observed_at AS DATE)),
        CASE WHEN any_value(a.status) = 'failed'
             THEN 'stale: last attempt failed (' || any_value(a.detail) || ')'
+            WHEN any_value(a.status) = 'skipped'
+            THEN 'stale: not fetched (' || any_value(a.detail) || ')'
             ELSE 'ok' END
 FROM cloud_offers o LEFT JOIN source_status a ON a.source = o.provider AND a.kind = 'cloud'
 GROUP BY o.provider

@@ -184,6 +184,7 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(
     # Providers without a price API (bundled offers only) are skipped without a request.
     for provider in ("coreweave", "hyperstack"):
         assert status[provider, "cloud"][0] == "skipped"
+        assert len(status[provider, "cloud"][1]) <= 80
         assert not any(h.startswith(f"/cloud/{provider}") for h in Hostile.hits)
     amazon_hits = [h for h in Hostile.hits if h.startswith("/s?")]
     ebay_hits = [h for h in Hostile.hits if h.startswith("/sch/")]
@@ -193,4 +194,6 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(
     # The site shows the failed sources as stale, with the short reason, not a traceback.
     site = (root / "site" / "latest" / "index.html").read_text(encoding="utf-8")
     assert "stale: last attempt failed (0 of 3 pages: captcha page)" in site
+    assert "stale: last attempt failed (HTTP 503)" in site
+    assert "stale: not fetched (no public price API" in site
     assert "HTTPConnectionPool" not in site and "Traceback" not in site

@@ -432,7 +432,13 @@ def cloud_offers(
             rows, unknown, where = live_cloud_offers(context, settings, provider, known)
             if rows is None:  # skipped (no credentials): keep the last good offers
                 with open_warehouse(warehouse) as con:
-                    _record_status(con, provider, "skipped", None, where)
+                    _record_status(
+                        con,
+                        provider,
+                        "skipped",
+                        None,
+                        short_reason(where.removeprefix("skipped: ")),
+                    )
                 context.log.warning(f"cloud_offers[{provider}]: {where}")
                 return dg.MaterializeResult(metadata={"rows": 0, "status": where})
         else:
