@@ -560,3 +560,12 @@ def test_declared_charset_is_used_and_a_bad_byte_changes_no_currency():
     damaged = utf8.replace(b"ASUS", b"AS\xffS")
     record = parse_amazon(damaged, "https://www.amazon.co.jp/s?k=x").records[0]
     assert (record.price, record.currency) == (1299.0, "JPY")
+
+
+def test_a_page_cut_after_an_inner_html_end_tag_is_still_truncated():
+    inner = "<script>var frame = '<html><body></body></html>';</script>" + " " * 20000
+    page = card_page(inner + '<span class="a-price"><span class="a-offscreen">$369.99</span>')
+    cut = page[: page.index(b"$369.99") + 3]
+    result = parse_amazon(cut, "https://www.amazon.com/s?k=x")
+    assert result.outcome == Outcome.PARSE_ERROR
+    assert "truncated" in result.detail

@@ -91,6 +91,7 @@ def test_bare_dollar_is_the_marketplace_dollar():
         ("$1.2345", "grouping"),
         ("$1,299.99.5", "separators"),
         ("$1 - $2 - $3", "numbers in a price"),
+        ("$.99", "starts with a separator"),
     ],
 )
 def test_malformed_price_text_is_no_price_with_a_reason(text, why):

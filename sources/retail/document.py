@@ -25,6 +25,8 @@ _META_CHARSET = re.compile(
 )
 _HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]{1,40})", re.I)
 _HTML_END = re.compile(rb"</html\s*>", re.I)
+# What real pages carry after `</html>` (eBay: a tracking script of up to 1.5 KB).
+MAX_AFTER_END = 8192
 # lxml refuses NUL and most C0 control characters; a damaged or binary capture has them.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
@@ -95,10 +97,13 @@ def incomplete_reason(content: bytes) -> str | None:
 
     A page cut inside a price ("$369.99" -> "$36") still parses; only its missing end
     tells. Every captured Amazon and eBay page ends with `</html>` (eBay follows it with
-    a tracking script), so a page without one was cut short.
+    a tracking script), so a page without one near its end was cut short.
     """
     if len(content) > MAX_PAGE_BYTES:
         return f"page larger than {MAX_PAGE_BYTES // (1024 * 1024)} MB"
-    if not _HTML_END.search(content, max(0, len(content) - 65536)):
+    # The last one: a `</html>` inside an inline frame or script string (amazon.de prints
+    # one 45 KB before the end) must not vouch for a page cut after it.
+    ends = list(_HTML_END.finditer(content, max(0, len(content) - 65536)))
+    if not ends or len(content) - ends[-1].end() > MAX_AFTER_END:
         return "truncated page: no closing </html>"
     return None

@@ -214,6 +214,9 @@ def _part_value(part: str, currency: str | None) -> float:
     if len(numbers) != 1:
         raise Unreadable(f"{len(numbers)} numbers in one price: {part!r:.40}")
     match = numbers[0]
+    if part[: match.start()].rstrip()[-1:] in (".", ","):
+        # "$.99" / "€,50": a number that starts with its decimal mark is not 99 or 50.
+        raise Unreadable(f"number starts with a separator: {part!r:.40}")
     if re.search(r"[0-9]", part[match.end() :], re.ASCII):
         # "$1e5", "$12.99x2": digits after the number are not part of one price.
         raise Unreadable(f"not a plain number: {part!r:.40}")
