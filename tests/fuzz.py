@@ -223,8 +223,10 @@ def cases(
     for number in range(max_cases):
         if time.monotonic() > deadline:
             return
+        # Every document and every mutation early on, whatever the budget: the kind
+        # moves on with each case and shifts by one on each pass over the documents.
         name = names[number % len(names)]
-        kind = kinds[(number // len(names)) % len(kinds)]
+        kind = kinds[(number + number // len(names)) % len(kinds)]
         yield name, kind, number, mutations[kind](seeds[name], rng)
 
 
