@@ -50,12 +50,19 @@ FROM spec_inputs WHERE status <> 'absent'  -- an optional input nobody supplied 
 UNION ALL
 SELECT 'benchmarks', source, count(*), max(as_of), 'ok' FROM benchmark_results GROUP BY source
 UNION ALL
-SELECT 'retail prices', source || ' (' || market || ')', count(*),
-       max(CAST(observed_at AS DATE)), 'ok' FROM price_observations GROUP BY source, market
+SELECT 'retail prices', p.source || ' (' || p.market || ')', count(*),
+       max(CAST(p.observed_at AS DATE)),
+       CASE WHEN any_value(a.status) = 'failed'
+            THEN 'stale: last attempt failed (' || any_value(a.detail) || ')'
+            ELSE 'ok' END
+FROM price_observations p LEFT JOIN source_status a ON a.source = p.source AND a.kind = 'retail'
+GROUP BY p.source, p.market
 UNION ALL
 SELECT 'cloud prices', o.provider, count(*), max(CAST(o.observed_at AS DATE)),
        CASE WHEN any_value(a.status) = 'failed'
             THEN 'stale: last attempt failed (' || any_value(a.detail) || ')'
+            WHEN any_value(a.status) = 'skipped'
+            THEN 'stale: not fetched (' || any_value(a.detail) || ')'
             ELSE 'ok' END
 FROM cloud_offers o LEFT JOIN source_status a ON a.source = o.provider AND a.kind = 'cloud'
 GROUP BY o.provider

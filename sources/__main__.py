@@ -14,25 +14,26 @@
 
 Exit codes: 0 parsed (or matched); 2 usage error, unreadable file, or a page that could
 not be parsed (the reason on stderr); 3 the page is a bot check or block page (captcha or
-blocked: nothing on stdout, the outcome on stderr).
+blocked: nothing on stdout, the outcome on stderr). Output is strict JSON (never NaN or
+Infinity). A reader that closes the pipe early (`| head`) ends the command quietly.
 """
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from sources.benchmarks.cli import BENCHMARK_FORMATS, parse_benchmark_command
-from sources.cloud.parsers import (
-    CLOUD_PARSERS,
-    EMPTY_NOTES,
-    REFERENCE_NOTES,
-    REFERENCE_PARSERS,
-)
+from sources.cloud.parsers import CLOUD_PARSERS as FORMAT_PARSERS
+from sources.cloud.parsers import EMPTY_NOTES, REFERENCE_NOTES, REFERENCE_PARSERS
+from sources.cloud.providers import PROVIDERS
 from sources.cloud.records import MalformedFile
 from sources.retail.ingest import PARSERS
 from sources.retail.records import Outcome
 
+# Every registry provider's parser, plus catalog formats we can inspect but do not load.
+CLOUD_PARSERS = {**FORMAT_PARSERS, **{name: p.parse for name, p in PROVIDERS.items()}}
 EXIT_BLOCKED = 3
 EXIT_UNPARSED = 2
 
@@ -52,7 +53,7 @@ def parse_command(source: str, path: Path, url: str | None) -> int:
         print(f"{result.outcome}: {result.detail}", file=sys.stderr)
         return EXIT_UNPARSED
     for record in result.records:
-        print(json.dumps(record.to_cli(), ensure_ascii=False))
+        print(json.dumps(record.to_cli(), ensure_ascii=False, allow_nan=False))
     summary = f"{result.outcome}: {result.page_kind} page, {len(result.records)} records"
     if result.dropped:
         summary += ", dropped " + ", ".join(f"{k}: {v}" for k, v in sorted(result.dropped.items()))
@@ -74,7 +75,7 @@ def parse_cloud_command(provider: str, path: Path) -> int:
         print(f"error: {path} is not a valid {provider} price file: {exc}", file=sys.stderr)
         return 2
     for record in records:
-        print(json.dumps(record.to_cli(), ensure_ascii=False))
+        print(json.dumps(record.to_cli(), ensure_ascii=False, allow_nan=False))
     unknown = sorted({r.gpu_name for r in records if r.gpu is None})
     if provider in REFERENCE_PARSERS:
         summary = f"ok: {len(records)} reference prices; {REFERENCE_NOTES[provider]}"
@@ -92,7 +93,20 @@ def parse_cloud_command(provider: str, path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
+    """Entry point; returns the process exit code (0 when the reader closed the pipe)."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader (`head`) has all it wants. Point stdout at /dev/null so that the
+        # interpreter's own flush at exit does not raise a second time.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sources", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     parse = commands.add_parser("parse", help="print the records of a captured page as JSON")

@@ -8,9 +8,11 @@ yesterday's partition). Layout::
     root/2025-01-31/index.jsonl     one JSON line per response, in the order they were stored
 
 Nothing secret is written: credentials in query strings, URL user info and headers are
-redacted before anything reaches the disk.
+redacted by name, and every credential the process has read (`sources.credentials`) is
+redacted by value from bodies, headers and URLs, before anything reaches the disk.
 """
 
+import base64
 import datetime as dt
 import hashlib
 import json
@@ -23,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import unquote_plus
+from urllib.parse import quote, quote_plus, unquote_plus
+
+from sources.credentials import known_secrets
 
 REDACTED = "REDACTED"
 INDEX_NAME = "index.jsonl"
@@ -35,7 +39,20 @@ _SECRET_HEADERS = frozenset(
 _SECRET_HEADER_WORDS = ("token", "secret", "password", "api-key", "apikey")
 # Query parameter names that carry credentials ("access_token", "client_secret",
 # "X-Amz-Signature", "X-Amz-Credential", "password").
-_SECRET_PARAM_WORDS = ("token", "secret", "signature", "password", "passwd", "credential")
+_SECRET_PARAM_WORDS = (
+    "token",
+    "secret",
+    "signature",
+    "password",
+    "passwd",
+    "credential",
+    "auth",  # auth, oauth_*, Authorization
+    "session",
+    "api-key",
+    "apikey",
+)
+# Whole names that carry credentials: OAuth authorization codes, short signature names.
+_SECRET_PARAM_NAMES = frozenset({"code", "sig", "sid", "key"})
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 # A `name=value` pair after `?`, `&`, `;` or `#` (fragments carry OAuth implicit-flow tokens).
@@ -51,22 +68,46 @@ class ArchiveError(Exception):
 def is_secret_param(name: str) -> bool:
     """Whether a query parameter called `name` carries a credential.
 
-    Matches `token`, `access_token`, `secret`, `client_secret`, `signature`, `password`, and
-    names ending in `key` or `keyid` (`key`, `api_key`, `apiKey`, `AWSAccessKeyId`), but not
-    `keywords` or eBay's `_nkw`.
+    Matches `token`, `access_token`, `secret`, `client_secret`, `signature`, `password`,
+    `auth`, `Authorization`, `code`, `session`, and names ending in `key` or `keyid` (`key`,
+    `api_key`, `X-Goog-Api-Key`, `AWSAccessKeyId`), but not `keywords` or eBay's `_nkw`.
     """
     lowered = name.lower()
     if any(word in lowered for word in _SECRET_PARAM_WORDS):
         return True
-    return lowered.endswith(("key", "keyid")) or lowered == "sig"
+    return lowered.endswith(("key", "keyid")) or lowered in _SECRET_PARAM_NAMES
+
+
+def _secret_forms() -> list[str]:
+    """Each known credential as it may be echoed: raw, URL-encoded, base64."""
+    forms: set[str] = set()
+    for secret in known_secrets():
+        forms |= {secret, quote(secret, safe=""), quote_plus(secret)}
+        forms.add(base64.b64encode(secret.encode()).decode().rstrip("="))
+    return sorted(forms, key=len, reverse=True)
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with every known credential (in any of its echoed forms) replaced."""
+    for form in _secret_forms():
+        text = text.replace(form, REDACTED)
+    return text
+
+
+def redact_body(content: bytes) -> bytes:
+    """A response body with every known credential replaced by `REDACTED`."""
+    for form in _secret_forms():
+        content = content.replace(form.encode(), REDACTED.encode())
+    return content
 
 
 def redact_text(text: str) -> str:
-    """Replace credentials in every URL inside `text` (a URL, a log line, an error message).
+    """Replace credentials in `text` (a URL, a log line, an error message).
 
-    Query and fragment parameters named like secrets get the value `REDACTED`; a password in
-    URL user info (`https://user:pass@host`) too. Everything else is left byte for byte, so a
-    redacted URL still identifies the page that was fetched.
+    Every known credential is replaced by value; query and fragment parameters named like
+    secrets get the value `REDACTED`; a password in URL user info (`https://user:pass@host`)
+    too. Everything else is left byte for byte, so a redacted URL still identifies the
+    page that was fetched.
     """
 
     def param(match: re.Match[str]) -> str:
@@ -74,7 +115,7 @@ def redact_text(text: str) -> str:
             return f"{match['lead']}{match['name']}={REDACTED}"
         return match[0]
 
-    text = _USERINFO.sub(lambda m: f"{m['head']}:{REDACTED}@", text)
+    text = _USERINFO.sub(lambda m: f"{m['head']}:{REDACTED}@", redact_secrets(text))
     return _PARAM.sub(param, text)
 
 
@@ -243,7 +284,8 @@ class Archive:
         Args:
             url: The requested URL; credentials in it are redacted before writing.
             status: The HTTP status code.
-            content: The response body, exactly as received.
+            content: The response body, exactly as received but for known credentials,
+                which are replaced by `REDACTED`.
             fetched_at: When the response arrived; must be timezone-aware. Its UTC date
                 picks the day folder.
             source: Which fetcher stored it.
@@ -259,6 +301,8 @@ class Archive:
             raise ValueError(f"fetched_at must be timezone-aware (UTC), got {fetched_at!r}")
         fetched_at = fetched_at.astimezone(dt.UTC)
         day_dir = self.root / fetched_at.date().isoformat()
+        # A server that echoes a credential must not get it onto the disk.
+        content = redact_body(content)
         sha = hashlib.sha256(content).hexdigest()
         blob = day_dir / f"{sha}.bin"
         kept_headers = redact_headers(headers)

@@ -3,14 +3,24 @@
 Each reader validates every cell (see `sources.tables`) and returns a Polars frame whose
 columns match the warehouse table it feeds. Cross-file rules (every gpu_id must be in the
 catalog) are enforced by passing the catalog's ids.
+
+Nothing implausible loads: amounts must be finite and positive, observations may not be
+dated in the future, a source or provider must be one the pipeline reads (a row with an
+unknown one would otherwise be dropped silently), a price more than `PLAUSIBLE_FACTOR`
+times the GPU's launch price or the median of its other rows (or less than a
+`PLAUSIBLE_FACTOR`-th of that squared) is refused, and a row repeated is an error, never
+a double weight. Every refusal names file, line and field.
 """
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
 
+from sources.cloud.providers import PROVIDERS
+from sources.cloud.records import MAX_USD_PER_GPU_HOUR
 from sources.fx import add_usd
 from sources.tables import BadInputError, Column, https_url, read_table
 
@@ -23,6 +33,21 @@ TASKS = frozenset({"training", "inference"})
 # "mixed": the source does not say which (MLPerf Training: AMP/bf16/fp8 by submitter).
 PRECISIONS = frozenset({"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "mixed"})
 WORKLOAD_CLASSES = frozenset({"cnn", "transformer", "rnn"})
+# Retail sources of the bundled price file: pages rendered into the archive (parsed like a
+# live night) and curated history loaded as rows (sources/data/prices/MANIFEST.md).
+PAGE_SOURCES = ("amazon", "ebay", "ebay-sold-history")
+CURATED_SOURCES = ("keepa-amazon", "tomshardware-ebay", "lambda-list-price", "ebay-sold-dataset")
+RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})
+# Publishers of the bundled benchmark figures (sources/data/benchmarks/MANIFEST.md).
+BENCHMARK_SOURCES = frozenset({"lambda", "nvidia-dle", "mlperf"})
+# Cloud providers: the registry's (each has a bundled offers file, see
+# sources/data/cloud/MANIFEST.md).
+CLOUD_PROVIDERS = frozenset(PROVIDERS)
+# A price more than this many times the GPU's launch price (or the median of its other
+# rows) is a transcription error; so is one below median / PLAUSIBLE_FACTOR**2 (used
+# cards of old GPUs do sell for a tenth of their launch price).
+PLAUSIBLE_FACTOR = 10.0
+_LINE = "_line"
 
 
 _AS_OF = re.compile(r"^as_of:\s*(\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
@@ -88,7 +113,7 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
     rows carry the `no_batch_size` flag, as the adapters set it.
     """
     columns = [
-        Column("source"),
+        Column("source", choices=BENCHMARK_SOURCES),
         _gpu_column(gpu_ids),
         Column("model"),
         Column("workload_class", choices=WORKLOAD_CLASSES),
@@ -99,7 +124,7 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
         Column("throughput", "float", exclusive_minimum=0),
         Column("unit"),
         Column("software_era"),
-        Column("as_of", "date"),
+        Column("as_of", "date", not_future=True),
         Column("citation"),
     ]
     key = (
@@ -126,24 +151,44 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
 def read_fx_rates(path: str | Path) -> pl.DataFrame:
     """Dated USD value of one unit of each currency."""
     columns = [
-        Column("day", "date"),
+        Column("day", "date", not_future=True),
         Column(
             "currency",
             check=lambda v: (
                 None if re.fullmatch(r"[A-Z]{3}", str(v)) else f"not an ISO currency code: {v!r}"
             ),
         ),
-        Column("usd_per_unit", "float", exclusive_minimum=0),
+        # From the Kuwaiti dinar (~3.3 USD) down to the rupiah (~0.00006 USD).
+        Column("usd_per_unit", "float", exclusive_minimum=0, check=_fx_range),
         Column("source"),
     ]
     return read_table(path, columns, unique=("day", "currency"))
 
 
-def read_retail_observations(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
-    """Retail price observations (new and used), one row per observed offer or sale."""
+def _fx_range(value: object) -> str | None:
+    return None if 1e-5 <= float(value) <= 10 else f"{value} USD per unit is not a real rate"
+
+
+def read_retail_observations(
+    path: str | Path,
+    gpu_ids: frozenset[str] | None,
+    launch_prices: Mapping[str, float] | None = None,
+) -> pl.DataFrame:
+    """Retail price observations (new and used), one row per observed offer or sale.
+
+    Args:
+        path: The CSV.
+        gpu_ids: The catalog's ids (None: any lowercase slug).
+        launch_prices: USD launch price per gpu_id, when known: a USD price more than
+            `PLAUSIBLE_FACTOR` times it is refused.
+
+    Raises:
+        BadInputError: A bad cell, an unknown source, a future date, a repeated row or an
+            implausible price (file, line and field named).
+    """
     columns = [
-        Column("observed_at", "datetime"),
-        Column("source"),
+        Column("observed_at", "datetime", not_future=True),
+        Column("source", choices=RETAIL_SOURCES),
         Column("market", choices=MARKETS),
         _gpu_column(gpu_ids),
         Column("title"),
@@ -158,14 +203,51 @@ def read_retail_observations(path: str | Path, gpu_ids: frozenset[str] | None) -
         Column("listing_id", required=False),
         Column("citation"),
     ]
-    return read_table(path, columns)
+    # Everything but the citation: the same observation cited twice is still one.
+    key = tuple(c.name for c in columns if c.name != "citation")
+    frame = read_table(path, columns, unique=key, line_column=_LINE)
+    _check_plausible(frame, path, "price", ("gpu_id", "currency"), launch_prices, "USD")
+    return frame.drop(_LINE)
+
+
+def _check_plausible(
+    frame: pl.DataFrame,
+    path: str | Path,
+    value: str,
+    group: tuple[str, ...],
+    launch_prices: Mapping[str, float] | None,
+    launch_currency: str | None,
+) -> None:
+    """Refuse a value out of scale with its group's median or its GPU's launch price.
+
+    Raises:
+        BadInputError: The first such row, naming its line and `value`.
+    """
+    if frame.is_empty():
+        return
+    medians = frame.group_by(group).agg(pl.col(value).median().alias("_median"))
+    checked = frame.join(medians, on=list(group), how="left")
+    for row in checked.iter_rows(named=True):
+        amount, median = row[value], row["_median"]
+        where = f"{row.get('gpu_id')}"
+        if amount > median * PLAUSIBLE_FACTOR:
+            reason = f"{amount:g} is over {PLAUSIBLE_FACTOR:g}x the median {median:g} of {where}"
+            raise BadInputError(path, row[_LINE], value, reason)
+        if amount < median / PLAUSIBLE_FACTOR**2:
+            reason = f"{amount:g} is under 1/{PLAUSIBLE_FACTOR**2:g} of the median {median:g}"
+            raise BadInputError(path, row[_LINE], value, f"{reason} of {where}")
+        launch = (launch_prices or {}).get(row.get("gpu_id") or "")
+        same_currency = launch_currency is None or row.get("currency") == launch_currency
+        if launch and same_currency and amount > launch * PLAUSIBLE_FACTOR:
+            reason = f"{amount:g} is over {PLAUSIBLE_FACTOR:g}x the launch price {launch:g}"
+            raise BadInputError(path, row[_LINE], value, f"{reason} of {where}")
 
 
 def read_cloud_offers(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
     """Cloud offers, one row per provider x instance type x region x price type."""
     columns = [
-        Column("observed_at", "datetime"),
-        Column("provider"),
+        Column("observed_at", "datetime", not_future=True),
+        Column("provider", choices=CLOUD_PROVIDERS),
         Column("instance_type"),
         Column("region", required=False),
         Column("price_type", choices=PRICE_TYPES),
@@ -175,8 +257,15 @@ def read_cloud_offers(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.Da
         Column("citation"),
     ]
     key = ("observed_at", "provider", "instance_type", "region", "price_type")
-    frame = read_table(path, columns, unique=key)
-    return frame.with_columns(usd_per_gpu_hour=pl.col("usd_per_hour") / pl.col("gpu_count"))
+    frame = read_table(path, columns, unique=key, line_column=_LINE)
+    frame = frame.with_columns(usd_per_gpu_hour=pl.col("usd_per_hour") / pl.col("gpu_count"))
+    for row in frame.filter(pl.col("usd_per_gpu_hour") > MAX_USD_PER_GPU_HOUR).iter_rows(
+        named=True
+    ):
+        reason = f"${row['usd_per_gpu_hour']:g} per GPU-hour is over ${MAX_USD_PER_GPU_HOUR:g}"
+        raise BadInputError(path, row[_LINE], "usd_per_hour", reason)
+    _check_plausible(frame, path, "usd_per_gpu_hour", ("gpu_id",), None, None)
+    return frame.drop(_LINE)
 
 
 def to_usd(observations: pl.DataFrame, rates: pl.DataFrame, path: str | Path) -> pl.DataFrame:

@@ -17,7 +17,6 @@ import random
 import re
 import threading
 import time
-import urllib.robotparser
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 import requests
+from protego import Protego
 from requests.adapters import HTTPAdapter
 from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
@@ -35,6 +35,9 @@ from sources.archive import Archive, ArchivedResponse, redact_text, redact_url
 DEFAULT_USER_AGENT = (
     "gpuvalue/0.1 (+https://github.com/gpuvalue/gpuvalue; nightly GPU price research)"
 )
+# Bigger than any page or API response we read (a GCP catalog page of 5000 SKUs is ~6 MB):
+# a response past it is cut off and failed, never buffered whole.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 # Statuses that mean "not now": worth another try after a pause.
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
@@ -147,8 +150,12 @@ class _HostState:
 class _Robots:
     """A host's robots.txt verdict for this run."""
 
-    parser: urllib.robotparser.RobotFileParser | None
+    parser: Protego | None
     unreachable: str | None = None  # why the whole host is disallowed
+
+
+class _IncompleteBody(requests.exceptions.ChunkedEncodingError):
+    """The body ended before the Content-Length the server announced (retried)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +163,7 @@ class _Exchange:
     """What the retry loop ended with."""
 
     response: requests.Response | None
+    content: bytes
     outcome: FetchOutcome
     error: str | None
     attempts: int
@@ -189,6 +197,9 @@ class PoliteClient:
         session: A requests session to use (default: a new one owned by the client).
         max_retry_after: Longest Retry-After honoured; a longer one ends the fetch as
             http_error instead of stalling the run.
+        max_bytes: Largest response body read (after decompression); a bigger one ends
+            the fetch as http_error, unarchived. A body shorter than its Content-Length
+            is a network error (retried), never a result.
     """
 
     def __init__(
@@ -209,6 +220,7 @@ class PoliteClient:
         clock: Callable[[], float] = time.monotonic,
         session: requests.Session | None = None,
         max_retry_after: float = 300.0,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         if connect_timeout <= 0 or read_timeout <= 0:
             raise ValueError("timeouts must be positive: a request without one can hang a run")
@@ -228,6 +240,7 @@ class PoliteClient:
         self.respect_robots = respect_robots
         self.classify = classify
         self.max_retry_after = max_retry_after
+        self.max_bytes = max_bytes
         self._sleep = sleep
         self._clock = clock
         self._random = random.Random()
@@ -238,6 +251,7 @@ class PoliteClient:
         self._tripped: dict[str, str] = {}
         self._robots: dict[str, _Robots] = {}
         self._robots_locks: dict[str, threading.Lock] = {}
+        self._archived = 0
 
     @staticmethod
     def _new_session(max_workers: int) -> requests.Session:
@@ -354,6 +368,12 @@ class PoliteClient:
                     future.result()
         return [result for result in results if result is not None]
 
+    @property
+    def archived_count(self) -> int:
+        """How many responses this client has put in its archive."""
+        with self._lock:
+            return self._archived
+
     def tripped_hosts(self) -> set[str]:
         """Hosts whose circuit is open: no more requests to them this run."""
         with self._lock:
@@ -415,15 +435,17 @@ class PoliteClient:
             archived = self.archive.store(
                 url=full_url,
                 status=response.status_code,
-                content=response.content,
+                content=exchange.content,
                 fetched_at=exchange.fetched_at,
                 source=source,
                 headers=response.headers,
             )
+            with self._lock:
+                self._archived += 1
         return FetchResult(
             url=full_url,
             status=None if response is None else response.status_code,
-            content=b"" if response is None else response.content,
+            content=exchange.content,
             fetched_at=exchange.fetched_at,
             outcome=exchange.outcome,
             attempts=exchange.attempts,
@@ -443,7 +465,7 @@ class PoliteClient:
         robots = self._robots_for(parts, host)
         if robots.unreachable is not None:
             return robots.unreachable
-        if robots.parser is not None and not robots.parser.can_fetch(self.user_agent, url):
+        if robots.parser is not None and not robots.parser.can_fetch(url, self.user_agent):
             return "disallowed by robots.txt"
         return None
 
@@ -475,8 +497,13 @@ class PoliteClient:
                     url,
                     timeout=(self.connect_timeout, self.read_timeout),
                     allow_redirects=True,
+                    stream=True,
                     **kwargs,
                 )
+                content = self._read_body(response)
+            except _TooLarge as exc:
+                log.warning("%s %s: %s", method, safe_url, exc)
+                return _Exchange(None, b"", FetchOutcome.HTTP_ERROR, str(exc), attempts, _now())
             except requests.exceptions.SSLError as exc:
                 return self._failed(exc, attempts, method, safe_url)
             except _RETRYABLE_ERRORS as exc:
@@ -505,30 +532,35 @@ class PoliteClient:
 
             verdict = None
             if not robots and self.classify is not None:
-                verdict = self.classify(response.url or url, status, response.content)
+                verdict = self.classify(response.url or url, status, content)
             if verdict in (FetchOutcome.CAPTCHA, FetchOutcome.BLOCKED):
                 outcome = FetchOutcome(verdict)
-                return _Exchange(
-                    response, outcome, f"{outcome} page (HTTP {status})", attempts, fetched_at
-                )
+                error = f"{outcome} page (HTTP {status})"
+                return _Exchange(response, content, outcome, error, attempts, fetched_at)
             if 200 <= status < 300:
-                return _Exchange(response, FetchOutcome.OK, None, attempts, fetched_at)
+                return _Exchange(response, content, FetchOutcome.OK, None, attempts, fetched_at)
             if status == 403 and not robots:
                 # Retrying a 403 only digs the hole deeper: the host has decided.
+                error = "HTTP 403 Forbidden"
                 return _Exchange(
-                    response, FetchOutcome.BLOCKED, "HTTP 403 Forbidden", attempts, fetched_at
+                    response, content, FetchOutcome.BLOCKED, error, attempts, fetched_at
                 )
             if status not in RETRY_STATUSES:
+                error = f"HTTP {status}"
                 return _Exchange(
-                    response, FetchOutcome.HTTP_ERROR, f"HTTP {status}", attempts, fetched_at
+                    response, content, FetchOutcome.HTTP_ERROR, error, attempts, fetched_at
                 )
             if attempts > self.max_retries:
                 error = f"HTTP {status} after {attempts} attempts"
-                return _Exchange(response, FetchOutcome.HTTP_ERROR, error, attempts, fetched_at)
+                return _Exchange(
+                    response, content, FetchOutcome.HTTP_ERROR, error, attempts, fetched_at
+                )
             wait, error = self._retry_wait(response, attempts - 1)
             if wait is None:
                 log.warning("%s %s: %s", method, safe_url, error)
-                return _Exchange(response, FetchOutcome.HTTP_ERROR, error, attempts, fetched_at)
+                return _Exchange(
+                    response, content, FetchOutcome.HTTP_ERROR, error, attempts, fetched_at
+                )
             log.warning(
                 "%s %s -> %d (attempt %d); retrying in %.1fs",
                 method,
@@ -544,7 +576,36 @@ class PoliteClient:
     ) -> _Exchange:
         error = f"{_describe(exc)} (after {attempts} attempts)"
         log.warning("%s %s: %s", method, safe_url, error)
-        return _Exchange(None, FetchOutcome.HTTP_ERROR, error, attempts, _now())
+        return _Exchange(None, b"", FetchOutcome.HTTP_ERROR, error, attempts, _now())
+
+    def _read_body(self, response: requests.Response) -> bytes:
+        """The whole body, at most `max_bytes` of it (decompressed), checked for length.
+
+        Raises:
+            _TooLarge: The body is (or announces itself as) bigger than `max_bytes`.
+            _IncompleteBody: Fewer bytes arrived than the Content-Length announced.
+        """
+        try:
+            announced = int(response.headers.get("Content-Length", ""))
+        except ValueError:
+            announced = None
+        if announced is not None and announced > self.max_bytes:
+            response.close()
+            raise _TooLarge(f"response of {announced} bytes is over the {self.max_bytes} cap")
+        chunks, size = [], 0
+        for chunk in response.iter_content(chunk_size=1 << 16):
+            size += len(chunk)
+            if size > self.max_bytes:
+                response.close()
+                raise _TooLarge(f"response over the {self.max_bytes}-byte cap; cut off")
+            chunks.append(chunk)
+        content = b"".join(chunks)
+        # urllib3 checks this too; an encoded body's length is of the encoded bytes, so the
+        # check is only exact without Content-Encoding.
+        encoded = response.headers.get("Content-Encoding", "identity") not in ("", "identity")
+        if announced is not None and not encoded and len(content) < announced:
+            raise _IncompleteBody(f"body of {len(content)} bytes, Content-Length {announced}")
+        return content
 
     def _retry_wait(
         self, response: requests.Response, retry: int
@@ -614,12 +675,13 @@ class PoliteClient:
     def _fetch_robots(self, origin: str, host: str) -> _Robots:
         # RFC 9309: a robots.txt that cannot be reached (5xx, network) means "disallow all";
         # one that does not exist (4xx) means "allow all". 401/403 are treated as
-        # disallow, like urllib.robotparser does: a host refusing us robots.txt is refusing.
+        # disallow: a host refusing us robots.txt is refusing. Protego implements RFC 9309
+        # matching (`*` and `$` wildcards, the longest rule wins), which
+        # urllib.robotparser does not: it reads `Disallow: /*/dp/` as allowing `/x/dp/1`.
         url = f"{origin}/robots.txt"
         kwargs = {"headers": {"User-Agent": self.user_agent}}
         exchange = self._exchange("GET", url, host, kwargs, robots=True)
         response = exchange.response
-        parser = urllib.robotparser.RobotFileParser(url)
         if response is None or response.status_code >= 500 or response.status_code == 429:
             why = exchange.error or f"HTTP {response.status_code if response else None}"
             reason = f"robots.txt unreachable for {host} ({why}); host disallowed for this run"
@@ -627,13 +689,13 @@ class PoliteClient:
             return _Robots(None, reason)
         status = response.status_code
         if status in (401, 403):
-            parser.disallow_all = True
+            parser = Protego.parse("User-agent: *\nDisallow: /")
             log.warning("robots.txt for %s answered HTTP %d: host disallowed", host, status)
         elif status >= 400:
-            parser.allow_all = True
+            parser = Protego.parse("")
             log.info("robots.txt for %s: HTTP %d, everything allowed", host, status)
         else:
-            parser.parse(response.content.decode("utf-8", errors="replace").splitlines())
+            parser = Protego.parse(exchange.content.decode("utf-8", errors="replace"))
             delay = parser.crawl_delay(self.user_agent)
             if delay is not None:
                 # Honour Crawl-delay, but a silly value must not stall the whole run.
@@ -643,6 +705,51 @@ class PoliteClient:
                     "robots.txt for %s: Crawl-delay %ss, interval %.1fs", host, delay, interval
                 )
         return _Robots(parser)
+
+
+_NETWORK_WORDS = (
+    "ConnectionError",
+    "ConnectTimeout",
+    "ReadTimeout",
+    "Timeout",
+    "NameResolution",
+    "Max retries exceeded",
+    "Connection refused",
+    "Connection reset",
+    "ChunkedEncodingError",
+)
+SHORT_REASON_LENGTH = 80
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/])(?:/[^\s/,:'\"]+)+/([^\s/,:'\"]+)")
+
+
+def short_reason(detail: str | None) -> str:
+    """A few words for a status cell ("network error", "HTTP 503", "captcha page").
+
+    Exception texts from requests run to hundreds of characters of pool and socket detail;
+    those belong in the log, the site shows this. Credentials are redacted either way.
+    """
+    text = redact_text(" ".join((detail or "").split()))
+    if not text:
+        return "no detail"
+    if any(word in text for word in _NETWORK_WORDS):
+        return "network error"
+    for pattern in (r"\b(?:captcha|blocked) page", r"disallowed by robots\.txt", r"HTTP \d{3}"):
+        if match := re.search(pattern, text):
+            return match.group(0)
+    if "robots.txt unreachable" in text:
+        return "robots.txt unreachable"
+    if "circuit open" in text:
+        return "skipped after a captcha or block"
+    # A file's name says which file; its absolute path says nothing a reader needs.
+    text = _ABSOLUTE_PATH.sub(r"\1", text)
+    first = text.split(": ", 1)[1] if text.startswith("failed: ") else text
+    if len(first) <= SHORT_REASON_LENGTH:
+        return first
+    return first[: SHORT_REASON_LENGTH - 3].rstrip() + "..."
+
+
+class _TooLarge(Exception):
+    """The response body is over the client's `max_bytes`."""
 
 
 def _describe(exc: BaseException) -> str:

@@ -73,6 +73,8 @@ class Column:
     minimum: float | None = None
     exclusive_minimum: float | None = None
     check: Callable[[object], str | None] | None = field(default=None, compare=False)
+    # Dates and datetimes of observations: one after tomorrow (UTC) is a typo or a lie.
+    not_future: bool = False
 
     def parse(self, raw: str) -> object:
         """Parse one cell; raise ValueError with a reason when it is not acceptable."""
@@ -92,6 +94,11 @@ class Column:
             raise ValueError(f"{raw} is below the minimum {self.minimum:g}")
         if self.exclusive_minimum is not None and value <= self.exclusive_minimum:
             raise ValueError(f"{raw} must be greater than {self.exclusive_minimum:g}")
+        if self.not_future and isinstance(value, dt.date):
+            tomorrow = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+            day = value.date() if isinstance(value, dt.datetime) else value
+            if day > tomorrow:
+                raise ValueError(f"{raw} is in the future")
         if self.check is not None:
             problem = self.check(value)
             if problem:
@@ -108,17 +115,20 @@ def read_table(
     path: str | Path,
     columns: Iterable[Column],
     unique: tuple[str, ...] = (),
+    line_column: str | None = None,
 ) -> pl.DataFrame:
     """Read a CSV whose header must be exactly the declared columns, in order.
 
     Blank lines and lines starting with `#` are skipped. Raises BadInputError on the first
-    problem, naming file, line and field.
+    problem, naming file, line and field. `line_column`, when given, adds each row's file
+    line number under that name (for checks across rows that must name a line).
     """
     path = Path(path)
     columns = list(columns)
     names = [c.name for c in columns]
     values: dict[str, list[object]] = {n: [] for n in names}
     seen: dict[tuple, int] = {}
+    lines: list[int] = []
     position = {"line": 0}
 
     def physical_lines(handle) -> Iterator[str]:
@@ -159,5 +169,9 @@ def read_table(
                 seen[key] = line
             for name in names:
                 values[name].append(row[name])
+            lines.append(line)
     schema = {c.name: _PARSERS[c.kind][1] for c in columns}
-    return pl.DataFrame(values, schema=schema)
+    frame = pl.DataFrame(values, schema=schema)
+    if line_column:
+        frame = frame.with_columns(pl.Series(line_column, lines, dtype=pl.Int64))
+    return frame

@@ -408,10 +408,10 @@ def test_bad_input_is_classified_never_raised(content):
 
 
 def test_an_exception_inside_becomes_a_parse_error(monkeypatch):
-    def broken(_content):
+    def broken(*_args):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(amazon, "_decode", broken)
+    monkeypatch.setattr(amazon, "decode_page", broken)
     result = parse_amazon(fixture("search_2021.html"))
     assert result.outcome == Outcome.PARSE_ERROR
     assert "RuntimeError: boom" in result.detail
@@ -481,3 +481,91 @@ def test_marketplace_inferred_from_page_without_url(head, domain):
     expected_url = f"https://www.{domain}/dp/B0BGT61797" if domain else None
     assert record.url == expected_url
     assert record.currency == amazon.DOMAIN_CURRENCY.get(domain)
+
+
+# ---------------------------------------------------------------------------------------
+# Prices that must never be guessed (issue 14)
+
+WHOLE_ONLY_DE = (
+    '<span class="a-price"><span class="a-offscreen"></span><span aria-hidden="true">'
+    '<span class="a-price-symbol">€</span><span class="a-price-whole">26.29</span></span></span>'
+)
+
+
+def test_whole_span_holding_the_whole_price_keeps_its_decimals():
+    # amazon.de 2022: the whole price sits in .a-price-whole and no fraction span follows;
+    # with the screen-reader text empty, "26.29" was read as 2629.
+    record = parse_amazon(card_page(WHOLE_ONLY_DE), "https://www.amazon.de/s?k=x").records[0]
+    assert (record.price, record.currency) == (26.29, "EUR")
+
+
+@pytest.mark.parametrize(
+    ("whole", "fraction"), [("26.29", "99"), ("1,2,3", "00"), ("9" * 40, "99"), ("0.", "00")]
+)
+def test_whole_and_fraction_that_disagree_are_no_price(whole, fraction):
+    price = (
+        '<span class="a-price"><span class="a-offscreen"></span><span aria-hidden="true">'
+        f'<span class="a-price-whole">{whole}</span>'
+        f'<span class="a-price-fraction">{fraction}</span></span></span>'
+    )
+    record = parse_amazon(card_page(price), "https://www.amazon.com/s?k=x").records[0]
+    assert record.price is None
+    assert record.price_missing_reason.startswith(("unreadable price", "zero price"))
+
+
+@pytest.mark.parametrize("text", ["-$129.99", "$1,2,3", "$1e5", "$" + "9" * 400, "$٣٩٩"])
+def test_malformed_screen_reader_price_is_no_price_with_a_reason(text):
+    price = f'<span class="a-price"><span class="a-offscreen">{text}</span></span>'
+    record = parse_amazon(card_page(price), "https://www.amazon.com/s?k=x").records[0]
+    assert record.price is None
+    assert record.price_missing_reason.startswith("unreadable price")
+
+
+@pytest.mark.parametrize("cut", ["$36", "$369.", "$369.9"])
+def test_page_cut_inside_a_price_is_a_parse_error(cut):
+    full = card_page('<span class="a-price"><span class="a-offscreen">$369.99</span></span>')
+    truncated = full[: full.index(b"$369.99")] + cut.encode()
+    result = parse_amazon(truncated, "https://www.amazon.com/s?k=x")
+    assert result.outcome == Outcome.PARSE_ERROR
+    assert "truncated" in result.detail
+
+
+def test_oversized_page_is_a_parse_error():
+    result = parse_amazon(card_page("") + b" " * (11 * 1024 * 1024))
+    assert result.outcome == Outcome.PARSE_ERROR
+    assert "larger than" in result.detail
+
+
+def test_no_results_check_is_linear_on_deep_nesting():
+    import time
+
+    deep = b"<html><body>" + b"<div>x" * 20000 + b"</div>" * 20000 + b"</body></html>"
+    started = time.perf_counter()
+    result = parse_amazon(deep)
+    assert time.perf_counter() - started < 5
+    assert result.outcome == Outcome.PARSE_ERROR
+
+
+def test_declared_charset_is_used_and_a_bad_byte_changes_no_currency():
+    latin1 = (
+        card_page(
+            '<span class="a-price"><span class="a-offscreen">1.299,00 \xa3</span></span>',
+            head='<meta charset="iso-8859-1">',
+        )
+        .decode()
+        .encode("latin-1")
+    )
+    assert parse_amazon(latin1, "https://www.amazon.de/s?k=x").records[0].currency == "GBP"
+    utf8 = card_page('<span class="a-price"><span class="a-offscreen">￥1,299</span></span>')
+    damaged = utf8.replace(b"ASUS", b"AS\xffS")
+    record = parse_amazon(damaged, "https://www.amazon.co.jp/s?k=x").records[0]
+    assert (record.price, record.currency) == (1299.0, "JPY")
+
+
+def test_a_page_cut_after_an_inner_html_end_tag_is_still_truncated():
+    inner = "<script>var frame = '<html><body></body></html>';</script>" + " " * 20000
+    page = card_page(inner + '<span class="a-price"><span class="a-offscreen">$369.99</span>')
+    cut = page[: page.index(b"$369.99") + 3]
+    result = parse_amazon(cut, "https://www.amazon.com/s?k=x")
+    assert result.outcome == Outcome.PARSE_ERROR
+    assert "truncated" in result.detail

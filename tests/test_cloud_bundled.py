@@ -7,7 +7,7 @@ import pytest
 
 from sources.bundled import DATA_DIR, read_cloud_offers
 from sources.cloud.aws import instance_gpus
-from sources.cloud.fetch import PROVIDERS
+from sources.cloud.providers import PROVIDERS
 
 CLOUD = DATA_DIR / "cloud"
 PRICE_COLUMNS = ("on_demand", "spot", "reserved_1y", "reserved_3y")

@@ -740,3 +740,74 @@ def test_a_two_megabyte_page_parses_well_under_a_second():
     elapsed = time.perf_counter() - start
     assert len(result.records) == 240
     assert elapsed < 1.0, f"{elapsed:.2f}s for {len(big):,} bytes"
+
+
+# --- decoding and completeness (issue 14) ----------------------------------------------
+
+
+def test_one_bad_byte_never_turns_yen_into_dollars():
+    page = _one_card_page("3,858 円").replace(b"RTX 4070", b"RTX \xff4070")
+    (record,) = parse_ebay(page, "https://www.ebay.com/sch/i.html").records
+    assert (record.price, record.currency) == (3858.0, "JPY")
+
+
+def test_declared_single_byte_charset_is_honoured():
+    page = _one_card_page("£1,299.00").decode().encode("cp1252")
+    page = page.replace(b"<html>", b'<html><head><meta charset="windows-1252"></head>')
+    (record,) = parse_ebay(page, "https://www.ebay.com/sch/i.html").records
+    assert (record.price, record.currency) == (1299.0, "GBP")
+
+
+def test_header_charset_wins_over_utf8_guess():
+    page = _one_card_page("£1,299.00").decode().encode("latin-1")
+    result = parse_ebay(page, "https://www.ebay.com/sch/i.html", charset="iso-8859-1")
+    assert (result.records[0].price, result.records[0].currency) == (1299.0, "GBP")
+
+
+@pytest.mark.parametrize("cut", ["$36", "$369.", "$369.9"])
+def test_page_cut_inside_a_price_is_a_parse_error(cut):
+    full = _one_card_page("$369.99")
+    result = parse_ebay(full[: full.index(b"$369.99")] + cut.encode())
+    assert result.outcome == Outcome.PARSE_ERROR
+    assert "truncated" in result.detail
+
+
+@pytest.mark.parametrize("text", ["-$129.99", "$1,2,3", "$1e5", "$" + "9" * 400, "$5 to €9"])
+def test_malformed_card_price_is_no_price_with_a_reason(text):
+    (record,) = parse_ebay(_one_card_page(text), "https://www.ebay.com/").records
+    assert record.price is None
+    assert record.price_missing_reason.startswith("unreadable price:")
+
+
+@pytest.mark.parametrize("value", ["Infinity", "1e400", "-5", "NaN"])
+def test_ld_json_shipping_and_price_must_be_finite(value):
+    page = (
+        '<html><head><link rel="canonical" href="https://www.ebay.com/itm/123456789012">'
+        '<script type="application/ld+json">{"@type": "Product", "name": "RTX 4090",'
+        f' "offers": {{"price": "{value}", "priceCurrency": "USD", "shippingDetails":'
+        f' {{"shippingRate": {{"value": "{value}", "currency": "USD"}}}}}}}}</script>'
+        '</head><body><h1 class="x-item-title__mainTitle">RTX 4090</h1></body></html>'
+    ).encode()
+    (record,) = parse_ebay(page).records
+    assert record.price is None
+    assert record.shipping is None
+
+
+def test_a_lying_single_byte_declaration_on_utf8_bytes_keeps_the_yen():
+    page = _one_card_page("3,858 円").replace(
+        b"<html>", b'<html><head><meta charset="iso-8859-1"></head>'
+    )
+    (record,) = parse_ebay(page, "https://www.ebay.com/sch/i.html").records
+    assert (record.price, record.currency) == (3858.0, "JPY")
+
+
+def test_a_lying_declaration_on_damaged_utf8_bytes_keeps_the_yen():
+    page = _one_card_page("3,858 円").replace(
+        b"<html>", b'<html><head><meta charset="windows-1252"></head>'
+    )
+    # A Japanese title with one damaged byte: not strictly UTF-8, but plainly UTF-8.
+    page = page.replace(
+        b"RTX 4070", "中古品 グラフィックボード RTX \udcff4070".encode("utf-8", "surrogateescape")
+    )
+    (record,) = parse_ebay(page, "https://www.ebay.com/sch/i.html").records
+    assert (record.price, record.currency) == (3858.0, "JPY")

@@ -36,6 +36,7 @@ class Reply:
     delay: float = 0.0  # seconds before answering (interrupted at teardown)
     reset: bool = False  # drop the connection with a TCP RST instead of answering
     barrier: bool = False  # wait until another barrier request arrives (proves concurrency)
+    length: int | None = None  # a Content-Length to announce instead of the body's own
 
 
 @dataclass
@@ -139,7 +140,8 @@ class Server:
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(reply.body)))
+                length = len(reply.body) if reply.length is None else reply.length
+                self.send_header("Content-Length", str(length))
                 self.end_headers()
                 self.wfile.write(reply.body)
 
@@ -669,3 +671,83 @@ def test_fetch_many_stops_a_host_after_a_captcha_but_not_the_others(server, fake
 
     assert [r.outcome for r in results] == ["captcha", "ok", "skipped", "ok", "skipped"]
     assert sorted(server.paths()) == ["/captcha", "/x", "/y"]
+
+
+# -- robots.txt matching, size cap, short bodies (issue 14) --------------------------------
+
+
+def test_robots_wildcards_and_the_longest_rule_win(server, fake):
+    server.on(
+        "/robots.txt",
+        Reply(200, b"User-agent: *\nDisallow: /*/dp/\nDisallow: /s\nAllow: /s/ok$\n"),
+    )
+    client, _ = make_client(fake, respect_robots=True)
+    # urllib.robotparser ignored the wildcard and took the first matching rule.
+    assert client.get(server.url("/x/dp/1")).error == "disallowed by robots.txt"
+    assert client.get(server.url("/s?k=rtx")).error == "disallowed by robots.txt"
+    assert client.get(server.url("/s/ok")).outcome == "ok"
+    assert server.paths() == ["/robots.txt", "/s/ok"]
+
+
+def test_response_over_the_size_cap_fails_unarchived(server, fake, tmp_path):
+    server.on("/big", Reply(200, b"x" * 5000))
+    client, _ = make_client(fake, archive=Archive(tmp_path), max_bytes=1000)
+    result = client.get(server.url("/big"))
+    assert (result.outcome, result.content, result.archived) == ("http_error", b"", None)
+    assert "cap" in result.error
+    assert not list(tmp_path.rglob("*.bin"))
+
+
+def test_body_shorter_than_content_length_is_never_a_result(server, fake, tmp_path):
+    server.on("/short", Reply(200, b"<html>$36", length=500))
+    client, _ = make_client(fake, archive=Archive(tmp_path), max_retries=1)
+    result = client.get(server.url("/short"))
+    assert result.outcome == "http_error"
+    assert result.attempts == 2
+    assert result.content == b""
+    assert not list(tmp_path.rglob("*.bin"))
+
+
+def test_echoed_credentials_are_redacted_by_value_everywhere(server, fake, tmp_path, caplog):
+    from sources.credentials import env_secret
+
+    secret = env_secret({"GCP_API_KEY": "gcp-key-echo-0123456789"}, "GCP_API_KEY")
+    echo = (
+        f"https://cb.example/?auth={secret}&code=abc123&Authorization=Bearer%20{secret}"
+        f"&X-Goog-Api-Key=k-{secret}&keep=1"
+    )
+    server.on(
+        "/echo",
+        Reply(
+            200,
+            f'{{"you_sent": "{secret}", "quoted": "{secret.replace("-", "%2D")}"}}'.encode(),
+            headers={"X-Echo": secret, "Location": echo},
+        ),
+    )
+    client, _ = make_client(fake, archive=Archive(tmp_path))
+    with caplog.at_level(logging.DEBUG, logger="gpuvalue"):
+        result = client.get(server.url(f"/echo?q={secret}"), headers={"X-Goog-Api-Key": secret})
+    assert result.ok
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert secret.encode() not in on_disk
+    assert b"abc123" not in on_disk  # an OAuth code by its parameter name
+    assert b"keep=1" in on_disk  # everything else is kept
+    assert result.archived.headers["X-Echo"] == REDACTED
+    assert secret not in caplog.text
+
+
+def test_short_reason_is_a_few_words_for_a_status_cell():
+    from sources.http import short_reason
+
+    network = (
+        "failed: page 1: http_error (ConnectionError: HTTPSConnectionPool(host='prices.azure."
+        "com', port=443): Max retries exceeded with url: /api (Caused by NameResolutionError"
+        "(...)) (after 5 attempts))"
+    )
+    assert short_reason(network) == "network error"
+    assert short_reason("HTTP 503 after 5 attempts") == "HTTP 503"
+    assert short_reason("captcha page (HTTP 200)") == "captcha page"
+    long_path = "/tmp/x/y/data/cloud/azure.csv, line 4, field 'price_type': " + "x" * 200
+    reason = short_reason(long_path)
+    assert reason.startswith("azure.csv, line 4, field 'price_type'")
+    assert len(reason) <= 80

@@ -1,6 +1,15 @@
 import pytest
 
-from sources.retail.money import Price, detect_currency, parse_number, parse_price
+from sources.retail.money import (
+    ZERO_PRICE,
+    Price,
+    Unreadable,
+    detect_currency,
+    parse_number,
+    parse_price,
+    price_or_reason,
+    read_price,
+)
 
 
 @pytest.mark.parametrize(
@@ -64,3 +73,39 @@ def test_bare_dollar_is_the_marketplace_dollar():
     assert parse_price("$1,099.00", default_currency="CAD").currency == "CAD"
     assert parse_price("US $1,099.00", default_currency="CAD").currency == "USD"
     assert parse_price("$1,099.00", default_currency="EUR").currency == "USD"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("-$129.99", "negative"),
+        ("$-129.99", "negative"),
+        ("$1,2,3", "grouping"),
+        ("$1e5", "numbers in one price"),
+        ("$" + "9" * 400, "long number"),
+        ("$" + "9" * 29 + ".99", "long number"),
+        ("$5.00 - €10.00", "two currencies"),
+        ("$٣٩٩", "another script"),
+        ("$3٩٩.00", "another script"),
+        ("$1²", "another script"),
+        ("$1.2345", "grouping"),
+        ("$1,299.99.5", "separators"),
+        ("$1 - $2 - $3", "numbers in a price"),
+        ("$.99", "starts with a separator"),
+    ],
+)
+def test_malformed_price_text_is_no_price_with_a_reason(text, why):
+    price, reason = price_or_reason(text, "USD")
+    assert price is None
+    assert why in reason
+
+
+def test_zero_is_no_price():
+    assert price_or_reason("$0.00") == (None, ZERO_PRICE)
+
+
+def test_prices_are_finite_and_the_texts_own_digits():
+    assert parse_price("$" + "9" * 10) == Price(9999999999.0, None, "USD")
+    assert parse_price("1.499,", "EUR") == Price(1499.0, None, "EUR")
+    with pytest.raises(Unreadable):
+        read_price("$" + "9" * 11)

@@ -225,3 +225,15 @@ def test_broken_provider_fails_alone_and_its_offers_show_as_stale(built, tmp_pat
     report = (out.site / "latest" / "report.md").read_text()
     azure_row = next(line for line in report.splitlines() if "| cloud prices | azure |" in line)
     assert "stale: last attempt failed" in azure_row and "azure.csv, line 4" in azure_row
+
+
+def test_bundled_run_records_the_retail_sources_as_ok(built):
+    con = open_published(built.published)
+    try:
+        rows = con.sql(
+            "SELECT source, status, detail FROM source_status WHERE kind = 'retail' ORDER BY 1"
+        ).fetchall()
+    finally:
+        con.close()
+    # A bundled run replaces whatever an earlier live night recorded for Amazon and eBay.
+    assert rows == [("amazon", "ok", "bundled snapshot"), ("ebay", "ok", "bundled snapshot")]

@@ -125,3 +125,22 @@ def test_bundled_archive_is_in_sync_with_the_facts(tmp_path):
     assert sorted(fresh["sha256"].to_list()) == shipped, (
         "re-render with `python -m sources.retail.snapshot`"
     )
+
+
+def test_archived_body_shorter_than_its_content_length_is_a_parse_error(tmp_path):
+    page = (
+        b'<html><body><ul class="srp-results"><li class="s-item">'
+        b'<div class="s-item__title">RTX 4090</div><span class="s-item__price">$369.99</span>'
+        b"</li></ul></body></html>"
+    )
+    archive = Archive(tmp_path)
+    when = DAY.replace(tzinfo=dt.UTC)
+    cut = page[: page.index(b"$369.99") + 3]
+    archive.store(
+        "https://www.ebay.com/sch/i.html", 200, cut, when, "ebay", {"Content-Length": "999"}
+    )
+    archive.store("https://www.ebay.com/sch/i.html?x", 200, page, when, "ebay", {})
+    pages, listings = parse_responses(archive.responses(DAY.date()))
+    assert pages["outcome"].to_list() == ["parse_error", "ok"]
+    assert "truncated body" in pages["detail"][0]
+    assert listings["price"].to_list() == [369.99]

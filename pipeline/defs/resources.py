@@ -41,6 +41,8 @@ class GpuvalueSettings(dg.ConfigurableResource):
     min_interval_per_host: float = 2.0
     amazon_base_url: str = "https://www.amazon.com"
     ebay_base_url: str = "https://www.ebay.com"
+    # eBay's Browse API origin (used when EBAY_CLIENT_ID/SECRET are set).
+    ebay_api_base_url: str = "https://api.ebay.com"
     # Cloud price endpoints per provider, overriding the real ones (tests, mirrors).
     cloud_base_urls: dict[str, str] = {}
     # Model parameter overrides from run config, {field: text}, e.g.

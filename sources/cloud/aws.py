@@ -25,11 +25,10 @@ Decisions, shared by the three formats:
   `LOCATION_REGIONS`; a location not in that table is kept as the location name.
 """
 
-import json
 import re
 from datetime import datetime
 
-from sources.cloud.records import CloudOffer, MalformedFile
+from sources.cloud.records import CloudOffer, MalformedFile, load_json
 
 PROVIDER = "aws"
 
@@ -189,10 +188,7 @@ def parse_aws(content: bytes) -> list[CloudOffer]:
 
 
 def _load_json(content: bytes) -> object:
-    try:
-        return json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    return load_json(content)
 
 
 def _is_instances_json(data: list) -> bool:

@@ -16,13 +16,12 @@ number) and GPU sizes whose GPU count is not in the table (both counted in
 `parse_azure_report`).
 """
 
-import json
 import logging
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from sources.cloud.gpu_names import azure_gpu
-from sources.cloud.records import CloudOffer, MalformedFile
+from sources.cloud.records import CloudOffer, MalformedFile, load_json
 from sources.http import PoliteClient
 
 log = logging.getLogger("gpuvalue.cloud.azure")
@@ -57,10 +56,7 @@ class AzureParse:
 
 
 def _items(content: bytes) -> list:
-    try:
-        data = json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    data = load_json(content)
     if isinstance(data, list):
         return data
     if not isinstance(data, dict) or not isinstance(data.get("Items"), list):
@@ -203,7 +199,7 @@ def fetch_azure(
             return pages, f"{state}: page {len(pages) + 1}: {result.outcome} ({result.error})"
         try:
             items = _items(result.content)
-            body = json.loads(result.content)
+            body = load_json(result.content)
         except MalformedFile as exc:
             state = "partial" if pages else "failed"
             return pages, f"{state}: page {len(pages) + 1}: {exc}"

@@ -1,11 +1,14 @@
 """Live fetchers for cloud GPU prices, one per provider, through the shared `PoliteClient`.
 
-`fetch_provider(provider, client, env)` makes every request a provider needs, lets the
-client archive each response, and returns a `FetchReport`: a status ("ok", "skipped: <why>"
-or "failed: <why>"), every `FetchResult`, and `contents()`, the bodies the provider's parser
-in `sources.cloud.parsers.CLOUD_PARSERS` reads (one body per page or response).
+`sources.cloud.providers.fetch_provider(provider, client, env)` runs the provider's fetcher
+from this module: it makes every request the provider needs, lets the client archive each
+response, and returns a `FetchReport`: a status ("ok", "skipped: <why>" or "failed:
+<why>"), every `FetchResult`, and `contents()`, the bodies the provider's parser reads (one
+body per page or response). Which providers exist, their endpoints and credentials are
+in the registry, `sources.cloud.providers`.
 
-- aws: Price List Query API `GetProducts` (POST, `X-Amz-Target`), SigV4-signed with
+- aws: Price List Query API `GetProducts` (POST, `X-Amz-Target`), SigV4-signed by
+  requests-aws4auth (through the polite client, so politeness and archiving apply) with
   `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`), GPU instances in
   `AWS_REGIONS`;
 - azure: Retail Prices API through `sources.cloud.azure.fetch_azure`, no credentials;
@@ -32,43 +35,20 @@ ends the provider's fetch with "failed: <why>"; bodies fetched before the failur
 in `contents()`. Reaching `max_pages` is logged and keeps status "ok".
 """
 
-import datetime as dt
 import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
-from sources.cloud.azure import API_URL as AZURE_API_URL
+from requests_aws4auth import AWS4Auth
+
 from sources.cloud.azure import fetch_azure
-from sources.cloud.parsers import CLOUD_PARSERS
-from sources.cloud.records import MalformedFile
+from sources.cloud.records import MalformedFile, load_json
 from sources.credentials import env_secret
 from sources.http import FetchResult, PoliteClient
-from sources.retail.amazon_api import sign_request
 
 log = logging.getLogger("gpuvalue.cloud.fetch")
-
-PROVIDERS = ("aws", "azure", "gcp", "lambda", "vast", "runpod", "coreweave", "hyperstack")
-# Providers with a bundled snapshot but no live fetcher (see the module docstring).
-NO_PRICE_API = {
-    "coreweave": "no public price API (prices are published on coreweave.com/pricing only)",
-    "hyperstack": "Pricebook API not implemented (needs an account key)",
-}
-
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "aws": "https://api.pricing.us-east-1.amazonaws.com/",
-    "azure": AZURE_API_URL,
-    "gcp": "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus",
-    "lambda": "https://cloud.lambdalabs.com/api/v1/instance-types",
-    "vast": "https://console.vast.ai/api/v0/bundles/",
-    "runpod": "https://api.runpod.io/graphql",
-}
-DEFAULT_BASE_URLS |= {
-    "coreweave": "https://www.coreweave.com/pricing",
-    "hyperstack": "https://infrahub-api.nexgencloud.com/v1/pricebook",
-}
 
 # --- AWS Price List Query API -------------------------------------------------------------
 AWS_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
@@ -117,7 +97,7 @@ class FetchReport:
     """What one provider's fetch did.
 
     Attributes:
-        provider: One of `PROVIDERS`.
+        provider: A provider of `sources.cloud.providers.PROVIDERS`.
         status: "ok", "skipped: <why>" (e.g. no credentials; no request made) or
             "failed: <why>" (credentials never appear in it).
         results: Every fetch made, in order (archived by the client when it has an archive).
@@ -149,48 +129,22 @@ class FetchReport:
         return bodies
 
 
-def fetch_provider(
-    provider: str,
-    client: PoliteClient,
-    env: Mapping[str, str],
-    *,
-    base_urls: Mapping[str, str] | None = None,
-    max_pages: int = 50,
-) -> FetchReport:
-    """Fetch one provider's current GPU prices.
-
-    Args:
-        provider: One of `PROVIDERS`.
-        client: The run's polite client (retries, rate limits, archive).
-        env: Where credentials are read from (e.g. `os.environ`).
-        base_urls: Endpoint per provider, overriding `DEFAULT_BASE_URLS` (tests).
-        max_pages: Most pages requested per paged query (per region for AWS).
-
-    Returns:
-        The report; network and HTTP problems are statuses, not exceptions.
-
-    Raises:
-        ValueError: `provider` is unknown.
-    """
-    if provider not in _FETCHERS:
-        raise ValueError(f"unknown cloud provider {provider!r}; known: {', '.join(PROVIDERS)}")
-    url = (base_urls or {}).get(provider) or DEFAULT_BASE_URLS[provider]
-    run = _Run(provider, client)
-    status = _FETCHERS[provider](run, url, env, max(1, int(max_pages)))
-    report = FetchReport(provider, status, tuple(run.results))
-    log.info("%s: %s (%d requests)", provider, status, len(report.results))
-    return report
-
-
 # --- shared machinery -------------------------------------------------------------------
 
 
-class _Run:
-    """One provider's fetch: records every result and checks each body."""
+# A provider's fetcher: (run, endpoint url, environment, max pages) -> status text.
+Fetcher = Callable[["Run", str, Mapping[str, str], int], str]
 
-    def __init__(self, provider: str, client: PoliteClient) -> None:
+
+class Run:
+    """One provider's fetch: records every result and checks each body with its parser."""
+
+    def __init__(
+        self, provider: str, client: PoliteClient, parse: Callable[[bytes], list[Any]]
+    ) -> None:
         self.provider = provider
         self.client = client
+        self.parse = parse
         self.results: list[FetchResult] = []
 
     def get(self, url: str, **kwargs: Any) -> FetchResult:
@@ -212,7 +166,7 @@ class _Run:
         if not result.ok:
             return f"page {page}: {result.outcome} ({result.error or 'no detail'})"
         try:
-            CLOUD_PARSERS[self.provider](_parser_body(self.provider, result.content))
+            self.parse(_parser_body(self.provider, result.content))
         except MalformedFile as exc:
             return f"page {page}: unreadable body: {_short(str(exc))}"
         return None
@@ -223,10 +177,7 @@ def _short(text: str, limit: int = 200) -> str:
 
 
 def _json(content: bytes) -> Any:
-    try:
-        return json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    return load_json(content)
 
 
 def _parser_body(provider: str, content: bytes) -> bytes:
@@ -318,37 +269,25 @@ def aws_request_body(region: str, next_token: str | None = None) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode("utf-8")
 
 
-def _fetch_aws(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+def fetch_aws(run: Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+    """AWS Price List Query API `GetProducts`, SigV4-signed, GPU instances per region."""
     access_key = env_secret(env, ENV_AWS_ACCESS_KEY)
     secret_key = env_secret(env, ENV_AWS_SECRET_KEY)
     if access_key is None or secret_key is None:
         return "skipped: no AWS credentials"
     session_token = env_secret(env, ENV_AWS_SESSION_TOKEN)
+    # Signs each prepared request (date, body hash, session token) as requests sends it.
+    auth = AWS4Auth(
+        access_key, secret_key, AWS_SIGNING_REGION, AWS_SERVICE, session_token=session_token
+    )
     pages = 0
     for region in AWS_REGIONS:
         token: str | None = None
         seen: set[str] = set()
         for page in range(1, max_pages + 1):
             body = aws_request_body(region, token)
-            headers = {
-                "content-type": "application/x-amz-json-1.1",
-                "host": urlsplit(url).netloc,
-                "x-amz-target": AWS_TARGET,
-            }
-            if session_token:
-                headers["x-amz-security-token"] = session_token
-            signed = sign_request(
-                "POST",
-                url,
-                headers,
-                body,
-                access_key,
-                secret_key,
-                AWS_SIGNING_REGION,
-                AWS_SERVICE,
-                dt.datetime.now(dt.UTC),
-            )
-            result = run.post(url, data=body, headers=signed)
+            headers = {"content-type": "application/x-amz-json-1.1", "x-amz-target": AWS_TARGET}
+            result = run.post(url, data=body, headers=headers, auth=auth)
             pages += 1
             problem = run.check(result, pages)
             if problem is not None:
@@ -368,7 +307,8 @@ def _fetch_aws(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> s
 # --- Azure ------------------------------------------------------------------------------
 
 
-def _fetch_azure(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+def fetch_azure_prices(run: Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+    """Azure Retail Prices API (public), paged by NextPageLink or $skip."""
     del env  # public API
     pages, state = fetch_azure(run, max_pages=max_pages, base_url=url)  # type: ignore[arg-type]
     for index, result in enumerate(run.results, start=1):
@@ -389,7 +329,8 @@ def _fetch_azure(run: _Run, url: str, env: Mapping[str, str], max_pages: int) ->
 # --- GCP --------------------------------------------------------------------------------
 
 
-def _fetch_gcp(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+def fetch_gcp(run: Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+    """GCP Cloud Billing Catalog SKUs of Compute Engine, paged by nextPageToken."""
     key = env_secret(env, ENV_GCP_KEY)
     if key is None:
         return f"skipped: no GCP API key ({ENV_GCP_KEY})"
@@ -419,12 +360,13 @@ def _fetch_gcp(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> s
 # --- single-response providers ----------------------------------------------------------
 
 
-def _single(run: _Run, result: FetchResult) -> str:
+def _single(run: Run, result: FetchResult) -> str:
     problem = run.check(result, 1)
     return "ok" if problem is None else f"failed: {problem}"
 
 
-def _fetch_lambda(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+def fetch_lambda(run: Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+    """Lambda `GET /api/v1/instance-types` with a bearer key."""
     del max_pages  # one response
     key = env_secret(env, ENV_LAMBDA_KEY)
     if key is None:
@@ -433,7 +375,8 @@ def _fetch_lambda(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -
     return _single(run, run.get(url, headers=headers))
 
 
-def _fetch_vast(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+def fetch_vast(run: Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+    """vast.ai bundles search: rentable verified on-demand offers, cheapest first."""
     del max_pages  # one response, bounded by the query's limit
     headers = {"Accept": "application/json"}
     key = env_secret(env, ENV_VAST_KEY)
@@ -443,27 +386,11 @@ def _fetch_vast(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> 
     return _single(run, run.get(url, params={"q": query}, headers=headers))
 
 
-def _fetch_runpod(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+def fetch_runpod(run: Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
+    """RunPod GraphQL `gpuTypes` with a bearer key."""
     del max_pages  # one response
     key = env_secret(env, ENV_RUNPOD_KEY)
     if key is None:
         return f"skipped: no RunPod API key ({ENV_RUNPOD_KEY})"
     headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
     return _single(run, run.post(url, json={"query": RUNPOD_QUERY}, headers=headers))
-
-
-def _fetch_no_api(run: _Run, url: str, env: Mapping[str, str], max_pages: int) -> str:
-    del url, env, max_pages  # nothing is requested
-    return f"skipped: {NO_PRICE_API[run.provider]}; bundled offers only"
-
-
-_FETCHERS: dict[str, Callable[[_Run, str, Mapping[str, str], int], str]] = {
-    "aws": _fetch_aws,
-    "azure": _fetch_azure,
-    "gcp": _fetch_gcp,
-    "lambda": _fetch_lambda,
-    "vast": _fetch_vast,
-    "runpod": _fetch_runpod,
-    "coreweave": _fetch_no_api,
-    "hyperstack": _fetch_no_api,
-}

@@ -30,11 +30,10 @@ Decisions:
   other name -> None (returned, with the GCP name, for the unknown-name report).
 """
 
-import json
 import re
 from decimal import Decimal, InvalidOperation
 
-from sources.cloud.records import CloudOffer, MalformedFile
+from sources.cloud.records import CloudOffer, MalformedFile, load_json
 
 PROVIDER = "gcp"
 
@@ -142,10 +141,7 @@ def parse_gcp(content: bytes) -> list[CloudOffer]:
         MalformedFile: Not JSON, no SKU list, or a SKU without a required field
             (description, pricingInfo, pricingExpression, tieredRates, unitPrice...).
     """
-    try:
-        data = json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    data = load_json(content)
     if isinstance(data, dict):
         if "skus" not in data:
             keys = ", ".join(sorted(data)[:8])

@@ -14,11 +14,10 @@ fields None, and none of it becomes a `cloud_offers` row:
   names (`lambda`, `vast`).
 """
 
-import json
 import re
 
 from sources.cloud.gpu_names import aggregator_gpu
-from sources.cloud.records import MalformedFile, ReferencePrice, provider_id
+from sources.cloud.records import MalformedFile, ReferencePrice, load_json, provider_id
 
 SOURCE = "gpuhunt"
 _PRICE = re.compile(r"\$?\s*(\d+(?:\.\d+)?)")
@@ -49,10 +48,7 @@ def parse_gpuhunt(content: bytes) -> list[ReferencePrice]:
         MalformedFile: Not JSON, not a list, an item missing a key, or a price that is not
             a positive dollar amount.
     """
-    try:
-        data = json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    data = load_json(content)
     if not isinstance(data, list):
         raise MalformedFile("not a list of gpuhunt offers")
     prices = []

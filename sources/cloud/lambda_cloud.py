@@ -14,10 +14,8 @@ same in every region, and which regions have capacity right now is availability,
 (specs.gpus 0) are skipped.
 """
 
-import json
-
 from sources.cloud.gpu_names import canonical_gpu
-from sources.cloud.records import CloudOffer, MalformedFile
+from sources.cloud.records import CloudOffer, MalformedFile, load_json
 
 
 def _require(mapping: object, key: str, where: str) -> object:
@@ -46,10 +44,7 @@ def parse_lambda(content: bytes) -> list[CloudOffer]:
     Raises:
         MalformedFile: Not JSON, or a missing or non-numeric required field.
     """
-    try:
-        data = json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    data = load_json(content)
     types = _require(data, "data", "response")
     if not isinstance(types, dict):
         raise MalformedFile("data: not an object")

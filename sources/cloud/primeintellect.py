@@ -25,12 +25,11 @@ provider's min/avg has no price type: `price_type` is None. Records per line:
 stays None. Cloud names are the tracker's, with `lambdalabs` written `lambda`.
 """
 
-import json
 import re
 from datetime import datetime
 
 from sources.cloud.gpu_names import aggregator_gpu
-from sources.cloud.records import MalformedFile, ReferencePrice, provider_id
+from sources.cloud.records import MalformedFile, ReferencePrice, load_json, provider_id
 
 SOURCE = "primeintellect"
 STATISTICS = ("min", "p10", "p25", "median", "p75", "p90", "max", "mean")
@@ -92,9 +91,9 @@ def parse_primeintellect(content: bytes) -> list[ReferencePrice]:
 
 def _snapshot(line: str, where: str) -> list[ReferencePrice]:
     try:
-        snapshot = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise MalformedFile(f"{where}: not JSON: {exc}") from exc
+        snapshot = load_json(line)
+    except MalformedFile as exc:
+        raise MalformedFile(f"{where}: {exc}") from exc
     if not isinstance(snapshot, dict):
         raise MalformedFile(f"{where}: not an object")
     for key in ("timestamp", "gpu_type"):

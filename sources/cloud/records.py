@@ -9,6 +9,8 @@ not understand raises `MalformedFile` naming what is wrong.
 """
 
 import datetime as dt
+import json
+import math
 from dataclasses import dataclass
 
 import polars as pl
@@ -16,8 +18,77 @@ import polars as pl
 PRICE_TYPES = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
 
+# No cloud sells a GPU-hour for more (the dearest in any captured catalog is ~$15), and no
+# instance or aggregated configuration has more GPUs: a figure past these is damage.
+MAX_USD_PER_GPU_HOUR = 100.0
+MAX_GPU_COUNT = 256
+
+
 class MalformedFile(ValueError):
-    """The input is not in the provider's format (a missing field, a changed schema)."""
+    """The input is not in the provider's format.
+
+    A missing field, a changed schema, a number that is not finite or out of range, or
+    nesting too deep to read.
+    """
+
+
+def _refuse_constant(name: str) -> float:
+    raise MalformedFile(f"not JSON: {name} is not a number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise MalformedFile(f"not a finite number: {text[:40]}")
+    return value
+
+
+def load_json(content: bytes | str) -> object:
+    """Strict JSON: no NaN/Infinity, no number that overflows, no nesting past the stack.
+
+    Raises:
+        MalformedFile: The bytes are not such JSON.
+    """
+    try:
+        return json.loads(content, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except MalformedFile:
+        raise
+    except RecursionError as exc:
+        raise MalformedFile("not JSON: nested too deeply") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MalformedFile(f"not JSON: {exc}") from exc
+    except ValueError as exc:  # an integer literal past int's digit limit
+        raise MalformedFile(f"not JSON: {str(exc)[:80]}") from exc
+
+
+def check_count(value: object, where: str) -> int:
+    """A GPU count: a whole number in 1..MAX_GPU_COUNT.
+
+    Raises:
+        MalformedFile: Anything else (NaN, Infinity, 0.5, 1e9, text).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MalformedFile(f"{where}: GPU count {value!r:.40} is not a number")
+    if not math.isfinite(value) or value != int(value) or not 1 <= value <= MAX_GPU_COUNT:
+        raise MalformedFile(f"{where}: GPU count {value!r:.40} is not 1..{MAX_GPU_COUNT}")
+    return int(value)
+
+
+def check_price(value: float, per_gpu: float | None, where: str) -> float:
+    """A USD price that is finite, positive and at most MAX_USD_PER_GPU_HOUR per GPU.
+
+    Raises:
+        MalformedFile: Anything else.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise MalformedFile(f"{where}: price {value!r:.40} is not a finite number")
+    if value <= 0:
+        raise MalformedFile(f"{where}: price {value!r} is not positive")
+    if per_gpu is not None and per_gpu > MAX_USD_PER_GPU_HOUR:
+        raise MalformedFile(
+            f"{where}: ${per_gpu:,.2f} per GPU-hour is over ${MAX_USD_PER_GPU_HOUR:.0f}"
+        )
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -32,6 +103,12 @@ class CloudOffer:
     gpu_name: str  # the provider's own GPU name, kept for the unknown-name report
     gpu_count: int
     usd_per_hour: float  # per instance-hour (per GPU-hour for per-GPU SKUs)
+
+    def __post_init__(self) -> None:
+        # Every parser's offers pass here: no NaN, Infinity or 1e308 reaches a table.
+        where = f"{self.provider} {self.instance_type or self.gpu_name} {self.region or ''}"
+        check_count(self.gpu_count, where)
+        check_price(self.usd_per_hour, self.usd_per_hour / self.gpu_count, where)
 
     @property
     def usd_per_gpu_hour(self) -> float:
@@ -86,6 +163,17 @@ class ReferencePrice:
     statistic: str | None = None  # None for one offer; min, p10, median, mean, avg, ...
     offers: int | None = None  # how many offers an aggregate summarises, when stated
     observed_at: str | None = None  # the snapshot's own timestamp, when the file has one
+
+    def __post_init__(self) -> None:
+        where = f"{self.source} {self.provider or ''} {self.gpu_name}"
+        if self.gpu_count is not None:
+            check_count(self.gpu_count, where)
+        if self.usd_per_gpu_hour is not None:
+            check_price(self.usd_per_gpu_hour, self.usd_per_gpu_hour, where)
+        if self.usd_per_hour is not None:
+            check_price(self.usd_per_hour, None, where)
+        if self.offers is not None and not 0 <= self.offers < 10**9:
+            raise MalformedFile(f"{where}: offer count {self.offers!r} out of range")
 
     def to_cli(self) -> dict[str, object]:
         """The offer keys of `python -m sources parse`, then what makes this a reference."""

@@ -8,10 +8,8 @@ gpu_count is 1; region is None (RunPod quotes one global price). The placeholder
 gpu type is skipped. A list without price fields (a name list) gives zero offers.
 """
 
-import json
-
 from sources.cloud.gpu_names import canonical_gpu
-from sources.cloud.records import CloudOffer, MalformedFile
+from sources.cloud.records import CloudOffer, MalformedFile, load_json
 
 _PRICES = (
     ("securePrice", "secure", "on_demand"),
@@ -22,10 +20,7 @@ _PRICES = (
 
 
 def _gpu_types(content: bytes) -> list:
-    try:
-        data = json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    data = load_json(content)
     if isinstance(data, dict):
         if "errors" in data and not data.get("data"):
             raise MalformedFile(f"GraphQL errors: {str(data['errors'])[:200]}")

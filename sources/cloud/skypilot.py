@@ -33,10 +33,11 @@ import ast
 import csv
 import io
 import json
+import math
 import re
 
 from sources.cloud.gpu_names import canonical_gpu
-from sources.cloud.records import CloudOffer, MalformedFile
+from sources.cloud.records import MAX_GPU_COUNT, CloudOffer, MalformedFile
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 _VAST_TYPE = re.compile(r"\d+x-.+-\d+-\d+")
@@ -51,7 +52,7 @@ def _gpu_info(text: str) -> dict | None:
         return None
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -76,7 +77,9 @@ def _price(value: str | None, where: str) -> float | None:
     try:
         price = float(value)
     except ValueError as exc:
-        raise MalformedFile(f"{where}: {value!r} is not a number") from exc
+        raise MalformedFile(f"{where}: {value!r:.40} is not a number") from exc
+    if not math.isfinite(price) or price < 0:
+        raise MalformedFile(f"{where}: {value!r:.40} is not a price")
     return price if price > 0 else None
 
 
@@ -116,6 +119,8 @@ def parse_skypilot(content: bytes, provider: str | None = None) -> list[CloudOff
             raise MalformedFile(
                 f"{where}: AcceleratorCount {row['AcceleratorCount']!r} is not a number"
             ) from exc
+        if not math.isfinite(count) or count > MAX_GPU_COUNT:
+            raise MalformedFile(f"{where}: AcceleratorCount {row['AcceleratorCount']!r:.40}")
         if count < 1 or count != int(count):
             continue
         instance = (row["InstanceType"] or "").strip()

@@ -13,10 +13,8 @@ the whole offer when interruptible), "reliability2", "geolocation", "rentable", 
 - region = geolocation ("Denmark, DK"), None when absent.
 """
 
-import json
-
 from sources.cloud.gpu_names import canonical_gpu
-from sources.cloud.records import CloudOffer, MalformedFile
+from sources.cloud.records import CloudOffer, MalformedFile, load_json
 
 MIN_RELIABILITY = 0.9
 _REQUIRED = ("id", "gpu_name", "num_gpus", "dph_total")
@@ -40,10 +38,7 @@ def parse_vast(content: bytes) -> list[CloudOffer]:
     Raises:
         MalformedFile: Not JSON, no offers list, or an offer missing a required key.
     """
-    try:
-        data = json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MalformedFile(f"not JSON: {exc}") from exc
+    data = load_json(content)
     items = data.get("offers") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise MalformedFile("missing 'offers' list")

@@ -23,7 +23,15 @@ from urllib.parse import urlsplit
 import lxml.html
 from lxml import etree
 
-from sources.retail.money import Price, parse_price, price_currency
+from sources.retail.document import decode_page, incomplete_reason
+from sources.retail.money import (
+    ZERO_PRICE,
+    Price,
+    Unreadable,
+    price_currency,
+    read_number,
+    read_price,
+)
 from sources.retail.records import Listing, Outcome, ParseResult
 
 SOURCE = "amazon"
@@ -75,9 +83,6 @@ _SPONSORED_WORDS = ("Sponsored", "Gesponsert", "Sponsorisé", "Sponsorizzato", "
 _CAPTCHA_FORM = re.compile(
     rb"<form[^>]*action\s*=\s*[\"'][^\"']*/errors/validateCaptcha", re.IGNORECASE
 )
-_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", re.IGNORECASE)
-# lxml refuses NUL and most C0 control characters; a truncated or binary capture has them.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _MARKETPLACE_ID = re.compile(
     r"(?:ue_mid|obfuscatedMarketplaceId)\s*[=:]\s*['\"]([A-Z0-9]{8,16})['\"]"
 )
@@ -135,7 +140,7 @@ def is_block_page(content: bytes) -> str | None:
     return None
 
 
-def parse_amazon(content: bytes, url: str | None = None) -> ParseResult:
+def parse_amazon(content: bytes, url: str | None = None, charset: str | None = None) -> ParseResult:
     """Classify an Amazon page and extract its listings.
 
     Args:
@@ -143,28 +148,32 @@ def parse_amazon(content: bytes, url: str | None = None) -> ParseResult:
         url: The page's URL; its domain sets the marketplace (and so the currency of
             prices printed without a symbol). Without it the marketplace is read from the
             page itself.
+        charset: The charset of the response's Content-Type header, when known.
 
     Returns:
         A `ParseResult`: CAPTCHA for a bot check, OK with records for a results or
         product page, EMPTY for a "No results for" page, PARSE_ERROR for anything else
-        (including an exception while parsing, with its message in `detail`).
+        (a page cut short or too big, and an exception while parsing, with its message
+        in `detail`).
     """
     try:
-        return _parse(content, url)
+        return _parse(content, url, charset)
     except Exception as exc:  # a bad page must become an outcome, never stop a night's run
         return ParseResult(
             Outcome.PARSE_ERROR, "unknown", detail=f"{type(exc).__name__}: {exc}"[:500]
         )
 
 
-def _parse(content: bytes, url: str | None) -> ParseResult:
+def _parse(content: bytes, url: str | None, charset: str | None) -> ParseResult:
     if not content or not content.strip():
         return ParseResult(Outcome.PARSE_ERROR, "unknown", detail="empty response body")
     if is_block_page(content):
         return ParseResult(
             Outcome.CAPTCHA, "captcha", detail="Amazon bot check (/errors/validateCaptcha)"
         )
-    text = _decode(content)
+    if incomplete := incomplete_reason(content):
+        return ParseResult(Outcome.PARSE_ERROR, "unknown", detail=incomplete)
+    text = decode_page(content, charset)
     doc = lxml.html.document_fromstring(text)
     domain = _domain_from_url(url) or _domain_from_page(text, doc)
     if doc.xpath("//*[@id='productTitle']") or doc.xpath("//*[@id='dp']"):
@@ -184,20 +193,6 @@ def _parse(content: bytes, url: str | None) -> ParseResult:
 
 # ---------------------------------------------------------------------------------------
 # Decoding and marketplace
-
-
-def _decode(content: bytes) -> str:
-    """The page as text: UTF-8 (what Amazon serves), else the declared charset."""
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        match = _META_CHARSET.search(content[:8192])
-        charset = match.group(1).decode("ascii") if match else "cp1252"
-        try:
-            text = content.decode(charset, errors="replace")
-        except LookupError:
-            text = content.decode("cp1252", errors="replace")
-    return _CONTROL.sub("", text)
 
 
 def _domain_from_url(url: str | None) -> str | None:
@@ -253,37 +248,76 @@ def _first(elements: Iterable[etree._Element]) -> etree._Element | None:
 
 
 def _read_price(text: str | None, domain: str | None) -> Price | None:
-    """Parse a price element's text in the marketplace's currency."""
+    """Parse a price element's text in the marketplace's currency; None without digits.
+
+    Raises:
+        Unreadable: The text has digits but is no well-formed price.
+    """
     if not text or not any(c.isdigit() for c in text):
         return None
-    return parse_price(text, DOMAIN_CURRENCY.get(domain or ""))
+    return read_price(text, DOMAIN_CURRENCY.get(domain or ""))
 
 
 def _whole_fraction_price(price_el: etree._Element, domain: str | None) -> Price | None:
     """A price rebuilt from the aria-hidden `.a-price-whole` + `.a-price-fraction` spans.
 
-    The whole part carries the locale's grouping and decimal mark ("1.499," or "109."), so
-    it is read as digits only and the fraction appended: no locale guessing needed.
+    The whole part ends in the locale's decimal mark when a fraction span follows ("1.499,"
+    + "99", "109." + "99"); some layouts (amazon.de 2022) put the whole price in it
+    ("2.95") with no fraction span. The whole part is read strictly either way, so neither
+    its grouping nor its decimals can be dropped into a 100x price.
+
+    Raises:
+        Unreadable: The spans do not make one well-formed positive price.
     """
     whole_el = _first(price_el.xpath(f".//span[{_cls('a-price-whole')}]"))
     if whole_el is None:
         return None
-    whole = re.sub(r"\D", "", _text(whole_el))
-    if not whole:
+    whole_text = _text(whole_el)
+    if not any(c.isdigit() for c in whole_text):
         return None
-    fraction_el = _first(price_el.xpath(f".//span[{_cls('a-price-fraction')}]"))
-    fraction = re.sub(r"\D", "", _text(fraction_el)) if fraction_el is not None else ""
     symbol_el = _first(price_el.xpath(f".//span[{_cls('a-price-symbol')}]"))
     symbol = _text(symbol_el) if symbol_el is not None else ""
-    value = float(f"{int(whole)}.{fraction or '0'}")
-    return Price(value, None, price_currency(symbol, DOMAIN_CURRENCY.get(domain or "")))
+    default = DOMAIN_CURRENCY.get(domain or "")
+    fraction_el = _first(price_el.xpath(f".//span[{_cls('a-price-fraction')}]"))
+    fraction = _text(fraction_el) if fraction_el is not None else ""
+    if not fraction:
+        return read_price(f"{symbol} {whole_text}", default)
+    currency = price_currency(symbol, default)
+    whole = read_number(whole_text, currency)
+    if whole != int(whole) or not re.fullmatch(r"[0-9]{1,2}", fraction, re.ASCII):
+        raise Unreadable(f"whole {whole_text!r:.20} and fraction {fraction!r:.10} disagree")
+    value = float(f"{int(whole)}.{fraction}")
+    if value <= 0:
+        raise Unreadable(ZERO_PRICE)
+    return Price(value, None, currency)
 
 
-def _a_price(price_el: etree._Element, domain: str | None) -> Price | None:
+class _Tries:
+    """Price readings in order of preference, remembering why refused ones were refused."""
+
+    def __init__(self) -> None:
+        self.refused: str | None = None
+
+    def read(self, read: Callable[..., Price | None], *args: object) -> Price | None:
+        """`read(*args)`, or None (the refusal kept) when its text is no price."""
+        try:
+            return read(*args)
+        except Unreadable as exc:
+            self.refused = self.refused or str(exc)
+            return None
+
+    def reason(self, fallback: str) -> str:
+        """Why no price was read: the first refusal, else `fallback`."""
+        if self.refused is None:
+            return fallback
+        return ZERO_PRICE if self.refused == ZERO_PRICE else f"unreadable price: {self.refused}"
+
+
+def _a_price(price_el: etree._Element, domain: str | None, tries: _Tries) -> Price | None:
     """The price an `.a-price` element shows: its screen-reader text, else whole+fraction."""
     offscreen = _first(price_el.xpath(f".//span[{_cls('a-offscreen')}]"))
-    price = _read_price(_text(offscreen), domain) if offscreen is not None else None
-    return price or _whole_fraction_price(price_el, domain)
+    price = tries.read(_read_price, _text(offscreen), domain) if offscreen is not None else None
+    return price or tries.read(_whole_fraction_price, price_el, domain)
 
 
 def _missing_reason(*elements: etree._Element) -> str:
@@ -310,9 +344,7 @@ def _listing(
     condition: str | None = None,
     extra: dict[str, str] | None = None,
 ) -> Listing:
-    """One record; a zero price (Kindle Unlimited, "free with subscription") is no price."""
-    if price is not None and price.low == 0 and not price.high:
-        price, reason = None, "zero price"
+    """One record: a price, or None with the reason there is none."""
     return Listing(
         source=SOURCE,
         listing_id=asin,
@@ -375,13 +407,22 @@ def _search_result(
 
 
 def _says_no_results(doc: etree._Element) -> bool:
-    """Whether the page's visible text says the query found nothing."""
-    contains = " or ".join(f"contains(., '{phrase}')" for phrase in _NO_RESULTS)
-    return bool(
-        doc.xpath(
-            f"//body//text()[not(ancestor::script) and not(ancestor::style) and ({contains})][1]"
-        )
-    )
+    """Whether the page's visible text says the query found nothing.
+
+    One pass over the tree (an XPath with `ancestor::` tests per text node is quadratic
+    on a deeply nested page); script and style contents are skipped, their tails are not.
+    """
+    body = doc.find("body")
+    if body is None:
+        return False
+    for element in body.iter():
+        texts = [element.tail] if element is not body else []
+        if isinstance(element.tag, str) and element.tag not in ("script", "style"):
+            texts.append(element.text)  # not a comment's or a script's own text
+        for text in texts:
+            if text and any(phrase in text for phrase in _NO_RESULTS):
+                return True
+    return False
 
 
 def _modern_title(card: etree._Element) -> tuple[str, str | None]:
@@ -433,15 +474,18 @@ def _modern_card(card: etree._Element, asin: str, domain: str | None) -> Listing
     if not title:
         return None
     price = None
+    tries = _Tries()
     for price_el in card.xpath(_CURRENT_PRICE):
-        price = _a_price(price_el, domain)
-        if price is not None:
+        price = _a_price(price_el, domain, tries)
+        if price is not None or tries.refused is not None:
+            # The card's first price decides: a $0.00 Kindle price is no price, not a
+            # reason to take the paperback's.
             break
     return _listing(
         asin=asin,
         title=title,
         price=price,
-        reason=None if price else _missing_reason(card),
+        reason=None if price else tries.reason(_missing_reason(card)),
         domain=domain,
         sponsored=_modern_sponsored(card),
         extra={"brand": brand} if brand else None,
@@ -469,32 +513,49 @@ def _legacy_title(card: etree._Element) -> str:
     return _clean_title(" ".join(parts))
 
 
-def _legacy_price(card: etree._Element, domain: str | None) -> Price | None:
+def _legacy_price(card: etree._Element, domain: str | None, tries: _Tries) -> Price | None:
     """Price of a 2018 card: the screen-reader text (may be a range), else sx-price spans."""
     offscreens = card.xpath(
         f".//span[{_cls('a-offscreen')} and not(ancestor::h2)"
         f" and not(ancestor::*[{_cls('a-text-strike')}])]"
     )
     for offscreen in offscreens:
-        price = _read_price(_text(offscreen), domain)
+        price = tries.read(_read_price, _text(offscreen), domain)
         if price is not None:
             return price
     block = _first(card.xpath(f".//span[{_cls('sx-price')}]"))
-    if block is None:
-        return None
+    return tries.read(_sx_price, block, domain) if block is not None else None
+
+
+def _sx_price(block: etree._Element, domain: str | None) -> Price | None:
+    """A 2018 `sx-price` block: whole + fractional spans, one per end of a range.
+
+    Raises:
+        Unreadable: A span pair is not a well-formed positive price.
+    """
+    symbol_el = _first(block.xpath(f".//*[{_cls('sx-price-currency')}]"))
+    symbol = _text(symbol_el) if symbol_el is not None else ""
+    currency = price_currency(symbol, DOMAIN_CURRENCY.get(domain or ""))
     values = []
     for whole in block.xpath(f".//span[{_cls('sx-price-whole')}]"):
         fraction = _first(whole.xpath(f"following-sibling::*[{_cls('sx-price-fractional')}][1]"))
-        digits = re.sub(r"\D", "", _text(whole))
-        cents = re.sub(r"\D", "", _text(fraction)) if fraction is not None else ""
-        if digits:
-            values.append(float(f"{int(digits)}.{cents or '0'}"))
+        whole_text = _text(whole)
+        cents = _text(fraction) if fraction is not None else ""
+        if not any(c.isdigit() for c in whole_text):
+            continue
+        amount = read_number(whole_text, currency)
+        if cents and (amount != int(amount) or not re.fullmatch(r"[0-9]{1,2}", cents, re.ASCII)):
+            raise Unreadable(f"whole {whole_text!r:.20} and fraction {cents!r:.10} disagree")
+        value = float(f"{int(amount)}.{cents}") if cents else amount
+        if value <= 0:
+            raise Unreadable(ZERO_PRICE)
+        values.append(value)
     if not values:
         return None
-    symbol_el = _first(block.xpath(f".//*[{_cls('sx-price-currency')}]"))
-    symbol = _text(symbol_el) if symbol_el is not None else ""
     high = values[1] if len(values) > 1 and values[1] != values[0] else None
-    return Price(values[0], high, price_currency(symbol, DOMAIN_CURRENCY.get(domain or "")))
+    if high is not None and high < values[0]:
+        return Price(high, values[0], currency)
+    return Price(values[0], high, currency)
 
 
 def _legacy_card(card: etree._Element, asin: str, domain: str | None) -> Listing | None:
@@ -505,12 +566,13 @@ def _legacy_card(card: etree._Element, asin: str, domain: str | None) -> Listing
     sponsored = "AdHolder" in (card.get("class") or "").split() or bool(
         card.xpath(f".//*[{_cls('s-sponsored-header')}]")
     )
-    price = _legacy_price(card, domain)
+    tries = _Tries()
+    price = _legacy_price(card, domain, tries)
     return _listing(
         asin=asin,
         title=title,
         price=price,
-        reason=None if price else _missing_reason(card),
+        reason=None if price else tries.reason(_missing_reason(card)),
         domain=domain,
         sponsored=sponsored,
     )
@@ -577,7 +639,7 @@ def _offscreen_price(price_el: etree._Element, domain: str | None) -> Price | No
 
 
 def _product_price(
-    doc: etree._Element, domain: str | None
+    doc: etree._Element, domain: str | None, tries: _Tries
 ) -> tuple[Price | None, etree._Element | None]:
     """(buy-box price, its element), in the order the page generations need.
 
@@ -603,7 +665,7 @@ def _product_price(
     for containers, read in steps:
         for container in containers:
             for price_el in _current_prices(container):
-                price = read(price_el, domain)
+                price = tries.read(read, price_el, domain)
                 if price is None:
                     continue
                 if _offer_row(price_el) != "used":
@@ -611,7 +673,7 @@ def _product_price(
                 used = used or (price, price_el)
     for element_id in _LEGACY_PRICE_IDS:
         element = _by_id(doc, element_id)
-        price = _read_price(_text(element), domain) if element is not None else None
+        price = tries.read(_read_price, _text(element), domain) if element is not None else None
         if price is not None:
             return price, element
     return used if used else (None, None)
@@ -635,11 +697,12 @@ def _parse_product(doc: etree._Element, domain: str | None, url: str | None) -> 
     asin = _product_asin(doc, url)
     if not title and not asin:
         return ParseResult(Outcome.PARSE_ERROR, "item", detail="product page without title or ASIN")
-    price, price_el = _product_price(doc, domain)
+    tries = _Tries()
+    price, price_el = _product_price(doc, domain, tries)
     reason = None
     if price is None:
         statuses = (_by_id(doc, i) for i in ("availability", "outOfStock", "buybox"))
-        reason = _missing_reason(*(e for e in statuses if e is not None))
+        reason = tries.reason(_missing_reason(*(e for e in statuses if e is not None)))
     record = _listing(
         asin=asin,
         title=title,

@@ -33,6 +33,7 @@ import base64
 import binascii
 import datetime as dt
 import json
+import math
 import re
 import unicodedata
 from collections import Counter
@@ -42,7 +43,8 @@ from urllib.parse import parse_qs, urlsplit
 from lxml import etree
 from lxml import html as lxml_html
 
-from sources.retail.money import parse_price
+from sources.retail.document import decode_page, incomplete_reason
+from sources.retail.money import ZERO_PRICE, parse_price, price_or_reason
 from sources.retail.records import Listing, Outcome, ParseResult
 
 SOURCE = "ebay"
@@ -276,7 +278,9 @@ def parse_shipping(text: str | None, default_currency: str | None = None) -> flo
     match = _MONEY.search(text)
     if match is None:
         return None
-    price = parse_price(match.group(0), default_currency)
+    price, reason = price_or_reason(match.group(0), default_currency)
+    if reason == ZERO_PRICE:
+        return 0.0
     return price.low if price else None
 
 
@@ -710,12 +714,13 @@ def _listing(card: _Card, site: _Site, sponsored: bool | None, fewer_words: bool
     so in `extra["price_is"]`; downstream price models must drop `best_offer_accepted` rows.
     """
     extra: dict[str, str] = {}
-    price = parse_price(card.price_text, site.currency) if card.price_text else None
+    price, reason = price_or_reason(card.price_text, site.currency)
     if card.price_text:
         extra["price_text"] = card.price_text
-    reason = None
-    if price is None:
-        reason = "no price on card" if not card.price_text else "unreadable price"
+    if not card.price_text:
+        reason = "no price on card"
+    elif reason == "no number":
+        reason = "unreadable price"
     sold, sold_date = parse_caption(card.caption)
     if card.caption and sold is None:
         extra["caption"] = card.caption
@@ -914,10 +919,14 @@ def _one_dict(value: object) -> dict:
 
 
 def _ld_amount(value: object) -> float | None:
+    """A non-negative finite amount from ld+json (number or string), else None."""
+    if isinstance(value, bool):
+        return None
     try:
-        return float(str(value).replace(",", ""))
+        amount = float(str(value).replace(",", ""))
     except (TypeError, ValueError):
         return None
+    return amount if math.isfinite(amount) and 0 <= amount < 1e10 else None
 
 
 def _is_item(root: etree._Element) -> bool:
@@ -967,15 +976,17 @@ def _parse_item(root: etree._Element, url: str | None) -> ParseResult:
         return ParseResult(Outcome.PARSE_ERROR, "item", detail="item page without a title")
 
     price_text = _item_price(root, extra)
-    price = parse_price(price_text, site.currency) if price_text else None
+    price, reason = price_or_reason(price_text, site.currency)
     if price_text:
         extra["price_text"] = price_text
     ld_price = _ld_amount(offer.get("price"))
     ld_currency = offer.get("priceCurrency")
     if ld_price is not None:
         extra["ld_json_price"] = f"{ld_price:g} {ld_currency or ''}".strip()
-        if price is None:
-            price = parse_price(f"{ld_price} {ld_currency or ''}", site.currency)
+        if price is None and not price_text:
+            # Only when the page prints no price: a printed price that is unreadable stays
+            # unread rather than replaced by a figure that may be a conversion.
+            price = parse_price(f"{ld_price:.2f} {ld_currency or ''}", site.currency)
             extra["price_from"] = "ld+json"
         elif ld_currency == price.currency and abs(ld_price - price.low) > 0.005:
             extra["price_check"] = "ld+json disagrees"
@@ -1011,7 +1022,9 @@ def _parse_item(root: etree._Element, url: str | None) -> ParseResult:
         best_offer_accepted=False,
         sponsored=False,
         url=site.item_url(listing_id) if listing_id else None,
-        price_missing_reason=None if price else "no price on item page",
+        price_missing_reason=None
+        if price
+        else (reason if price_text and reason != "no number" else "no price on item page"),
         shipping=shipping,
         extra=extra,
     )
@@ -1021,33 +1034,22 @@ def _parse_item(root: etree._Element, url: str | None) -> ParseResult:
 # --- entry point -----------------------------------------------------------------------
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
-_META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w-]+)", re.I)
 
 
-def _decode(content: bytes) -> str:
-    """Text of the page: UTF-8 (what eBay serves), else the declared charset."""
-    try:
-        return content.decode("utf-8")
-    except UnicodeDecodeError:
-        declared = _META_CHARSET.search(content[:4096])
-        try:
-            return content.decode(declared.group(1).decode() if declared else "cp1252", "replace")
-        except LookupError:
-            return content.decode("cp1252", "replace")
-
-
-def parse_ebay(content: bytes, url: str | None = None) -> ParseResult:
+def parse_ebay(content: bytes, url: str | None = None, charset: str | None = None) -> ParseResult:
     """Classify an eBay page and read its listings.
 
     Args:
         content: the response body as fetched.
         url: the url it was fetched from; its domain gives the currency for prices printed
             without a symbol and the site for record urls.
+        charset: the charset of the response's Content-Type header, when known.
 
     Returns:
         BLOCKED for the bot wall (CAPTCHA for the hCaptcha page), OK with records for
         search and item pages, EMPTY for a results page with no real results, PARSE_ERROR
-        for anything else, including an exception inside the parser (never raised).
+        for anything else: a page cut short or too big, and an exception inside the
+        parser (never raised).
     """
     try:
         wall = is_block_page(content)
@@ -1059,7 +1061,11 @@ def parse_ebay(content: bytes, url: str | None = None) -> ParseResult:
             return ParseResult(
                 Outcome.PARSE_ERROR, "unknown", detail=f"not a page: {type(content).__name__}"
             )
-        text = content if isinstance(content, str) else _decode(bytes(content))
+        if isinstance(content, str):
+            content = content.encode("utf-8", "replace")
+        if incomplete := incomplete_reason(bytes(content)):
+            return ParseResult(Outcome.PARSE_ERROR, "unknown", detail=incomplete)
+        text = decode_page(bytes(content), charset)
         text = _XML_DECLARATION.sub("", text)
         if not text.strip():
             return ParseResult(Outcome.PARSE_ERROR, "unknown", detail="empty body")

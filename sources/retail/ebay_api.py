@@ -29,7 +29,9 @@ Errors: a 401 on a search invalidates the cached token, fetches a new one and re
 429 and 5xx are retried by `PoliteClient`; an unreadable body is `Outcome.PARSE_ERROR`.
 """
 
+import base64
 import logging
+import math
 import threading
 import time
 from collections import Counter
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from sources.credentials import env_secret
+from sources.credentials import env_secret, remember_secret
 from sources.http import FetchOutcome, FetchResult, PoliteClient
 from sources.retail.plan import EBAY_GPU_CATEGORY
 from sources.retail.records import Listing, Outcome, ParseResult
@@ -79,7 +81,11 @@ def credentials_from_env(env: Mapping[str, str]) -> Credentials | None:
         The credentials, or None when the API is not configured (scrape instead).
     """
     client_id, client_secret = env_secret(env, ENV_CLIENT_ID), env_secret(env, ENV_CLIENT_SECRET)
-    return Credentials(client_id, client_secret) if client_id and client_secret else None
+    if not (client_id and client_secret):
+        return None
+    # The Basic authorization header requests builds from the pair, redacted if echoed.
+    remember_secret(base64.b64encode(f"{client_id}:{client_secret}".encode()).decode())
+    return Credentials(client_id, client_secret)
 
 
 class TokenError(Exception):
@@ -144,7 +150,7 @@ def _amount(money: Any) -> tuple[float | None, str | None, str | None]:
         value = float(raw)
     except (TypeError, ValueError):
         return None, currency, "unreadable price"
-    if value != value or value < 0:  # NaN or negative
+    if not math.isfinite(value) or value < 0 or value >= 1e10:  # NaN, inf, 1e308, negative
         return None, currency, "unreadable price"
     if value == 0:
         return None, currency, "zero price"
@@ -347,6 +353,7 @@ class EbayBrowseClient:
             raise TokenError(f"eBay token response unreadable ({type(exc).__name__})") from None
         if not isinstance(token, str) or not token:
             raise TokenError("eBay token response has no access_token")
+        remember_secret(token)  # redacted by value wherever a server echoes it
         log.info("eBay application token obtained (expires in %.0fs)", expires_in)
         return token, expires_in
 
@@ -421,8 +428,17 @@ class EbayBrowseClient:
 
 
 def client_from_env(
-    http: PoliteClient, env: Mapping[str, str], clock: Callable[[], float] = time.time
+    http: PoliteClient,
+    env: Mapping[str, str],
+    clock: Callable[[], float] = time.time,
+    *,
+    base_url: str = API_BASE_URL,
 ) -> EbayBrowseClient | None:
-    """A Browse API client when credentials are configured in `env`, else None (scrape)."""
+    """A Browse API client when credentials are configured in `env`, else None (scrape).
+
+    `base_url` is the API origin from the settings (a local server in tests).
+    """
     credentials = credentials_from_env(env)
-    return None if credentials is None else EbayBrowseClient(http, credentials, clock)
+    if credentials is None:
+        return None
+    return EbayBrowseClient(http, credentials, clock, base_url=base_url)

@@ -6,35 +6,43 @@ responses; only how the archive was filled differs.
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 import polars as pl
 
-from sources.retail import amazon, amazon_api, ebay, ebay_api
+from sources.retail import amazon, ebay, ebay_api
+from sources.retail.document import declared_charset
 from sources.retail.records import Outcome, ParseResult
 
-Parser = Callable[[bytes, str | None], ParseResult]
+# (body, url, charset of the Content-Type header) -> result.
+Parser = Callable[[bytes, str | None, str | None], ParseResult]
 
 
 def _json_parser(parse: Callable[[object], ParseResult]) -> Parser:
     """An API response parser over archived bytes; a body that is not JSON is a parse_error."""
 
-    def parse_bytes(content: bytes, url: str | None = None) -> ParseResult:
+    def parse_bytes(
+        content: bytes, url: str | None = None, charset: str | None = None
+    ) -> ParseResult:
+        del url, charset  # JSON is UTF-8 and names its own marketplace
         try:
             payload = json.loads(content)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, nested past the stack
             return ParseResult(Outcome.PARSE_ERROR, "unknown", detail=f"not JSON: {exc}")
-        return parse(payload)
+        try:
+            return parse(payload)
+        except Exception as exc:  # like the HTML parsers: bad input is an outcome
+            return ParseResult(Outcome.PARSE_ERROR, "unknown", detail=f"{type(exc).__name__}")
 
     return parse_bytes
 
 
-# Archive source -> parser. HTML pages from scraping, JSON from the official APIs.
+# Archive source -> parser. HTML pages from scraping, JSON from eBay's official API (Amazon's
+# PA-API 5 was retired in 2026-05: Amazon live prices come from its pages only).
 PARSERS: dict[str, Parser] = {
     "amazon": amazon.parse_amazon,
     "ebay": ebay.parse_ebay,
-    amazon_api.ARCHIVE_SOURCE: _json_parser(amazon_api.parse_search_items),
     ebay_api.ARCHIVE_SOURCE: _json_parser(ebay_api.parse_browse_search),
 }
 
@@ -97,6 +105,20 @@ class Archived(Protocol):
         ...
 
 
+def _short_body(content: bytes, headers: Mapping[str, str]) -> str | None:
+    """Why a stored body is cut short of the Content-Length it was served with, or None."""
+    fields = {str(k).lower(): str(v) for k, v in headers.items()}
+    if fields.get("content-encoding", "identity") not in ("", "identity"):
+        return None  # the header counts encoded bytes; the body is stored decoded
+    try:
+        announced = int(fields["content-length"])
+    except (KeyError, ValueError):
+        return None
+    if len(content) < announced:
+        return f"truncated body: {len(content)} of {announced} bytes (Content-Length)"
+    return None
+
+
 def _naive_utc(moment: dt.datetime) -> dt.datetime:
     if moment.tzinfo is None:
         return moment
@@ -122,7 +144,13 @@ def parse_responses(
                 Outcome.PARSE_ERROR, "unknown", detail=f"no parser for {response.source!r}"
             )
         else:
-            result = parser(response.read(), response.url)
+            content = response.read()
+            short = _short_body(content, getattr(response, "headers", None) or {})
+            if short:
+                result = ParseResult(Outcome.PARSE_ERROR, "unknown", detail=short)
+            else:
+                content_type = getattr(response, "content_type", None)
+                result = parser(content, response.url, declared_charset(content_type))
         pages.append(
             {
                 "day": fetched.date(),

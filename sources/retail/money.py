@@ -66,12 +66,23 @@ _KNOWN_ISO = frozenset(
     }
 )
 _RANGE = re.compile(r"\s*(?:-|–|—|~|～|〜|\bto\b|\bbis\b|\bà\b)\s*")
-_NUMBER = re.compile(r"\d[\d.,'\s]*")
+# ASCII digits only (re.ASCII): a digit of another script is refused, not read as 0-9.
+_NUMBER = re.compile(r"[0-9][0-9.,'\s]*", re.ASCII)
+# A sign before the number: "-$129.99", "$-129.99", "− 5,00 €" (a range's dash has a number
+# before it, so it never matches here).
+_NEGATIVE = re.compile(r"^[^0-9]{0,6}?[-−‐‑‒–—]\s*[^0-9\s]{0,4}\s*[0-9]|[-−]\s*$", re.ASCII)
 # Currencies a marketplace prints as a bare "$"; "US $" / "USD" is always USD.
 _DOLLARS = frozenset({"USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN"})
 _EXPLICIT_USD = re.compile(r"US\s?\$|USD")
 # Currencies printed without minor units.
 _NO_DECIMALS = frozenset({"JPY", "KRW"})
+# More integer digits than any retail price has (10 digits: 9,999,999,999 won or rupees):
+# a longer run is a page fault or an attack, and would overflow to inf at 309 digits.
+MAX_INTEGER_DIGITS = 10
+# Why a price of 0 is no price (Kindle Unlimited "$0.00", "free with subscription").
+ZERO_PRICE = "zero price"
+# Full-width digits are how Japanese pages print numbers; NFKC folds them to ASCII.
+_FULL_WIDTH_DIGITS = frozenset(chr(c) for c in range(0xFF10, 0xFF1A))
 
 
 @dataclass(frozen=True)
@@ -83,9 +94,26 @@ class Price:
     currency: str | None
 
 
+class Unreadable(ValueError):
+    """Price text with digits that is not a well-formed positive price; the message says why."""
+
+
 def _clean(text: str) -> str:
     # NFKC folds full-width digits and no-break/thin spaces into plain ones.
     return unicodedata.normalize("NFKC", text).replace("\u202f", " ").strip()
+
+
+def _foreign_digits(text: str) -> bool:
+    """Whether `text` has a numeral that is neither ASCII nor full-width (Arabic-Indic, ²...).
+
+    Checked before NFKC, which would silently turn "²" into "2".
+    """
+    return any(
+        not ("0" <= c <= "9")
+        and c not in _FULL_WIDTH_DIGITS
+        and unicodedata.numeric(c, None) is not None
+        for c in text
+    )
 
 
 def detect_currency(text: str) -> str | None:
@@ -113,60 +141,139 @@ def price_currency(text: str, default_currency: str | None) -> str | None:
     return currency or default_currency
 
 
-def parse_number(raw: str, currency: str | None = None) -> float | None:
-    """A number in any common grouping: 1,299.00 / 1.299,00 / 1 299,00 / 1,57,990."""
-    digits = re.sub(r"[\s']", "", raw).strip(".,")
-    if not digits or not any(c.isdigit() for c in digits):
-        return None
-    dots, commas = digits.count("."), digits.count(",")
-    if dots and commas:
-        # Both present: whichever comes last is the decimal separator.
-        decimal = "." if digits.rfind(".") > digits.rfind(",") else ","
-    elif dots or commas:
-        sep = "." if dots else ","
+def _groups_ok(groups: list[str], currency: str | None) -> bool:
+    """Whether digit groups follow a real grouping: 1-3 then threes, or Indian 1-2, twos, 3."""
+    if len(groups) == 1:
+        return True
+    head, *middle, last = groups
+    western = 1 <= len(head) <= 3 and all(len(g) == 3 for g in [*middle, last])
+    indian = (
+        currency in (None, "INR")
+        and 1 <= len(head) <= 2
+        and all(len(g) == 2 for g in middle)
+        and len(last) == 3
+    )
+    return (western or indian) and head.lstrip("0") != ""
+
+
+def read_number(raw: str, currency: str | None = None) -> float:
+    """A positive amount in any real grouping: 1,299.00 / 1.299,00 / 1 299,00 / 1,57,990.
+
+    Strict: a separator must group digits the way some locale does ("1,2,3" does not), at
+    most two decimals follow the decimal mark, and the integer part has at most
+    `MAX_INTEGER_DIGITS` digits.
+
+    Raises:
+        Unreadable: The text is not such a number (the message says why).
+    """
+    digits = re.sub(r"\s+", " ", raw).strip()
+    # A trailing decimal mark with nothing after it: Amazon's whole-part span ("1.499,").
+    if digits[-1:] in ".,":
+        digits = digits[:-1].rstrip()
+    if not digits or not re.fullmatch(r"[0-9][0-9.,' ]*", digits, re.ASCII):
+        raise Unreadable(f"not a number: {raw.strip()!r:.40}")
+    marks = [c for c in digits if c in ".,"]
+    decimal = None
+    if "." in marks and "," in marks:
+        decimal = marks[-1]  # whichever comes last is the decimal mark
+        if marks.count(decimal) != 1:
+            raise Unreadable(f"mixed separators: {raw.strip()!r:.40}")
+    elif marks:
+        sep = marks[0]
         tail = digits.rsplit(sep, 1)[1]
-        # One separator followed by exactly three digits is grouping ("3,500", "1.299"),
-        # as is any separator that repeats ("1,57,990"); otherwise it is the decimal point.
-        if digits.count(sep) > 1 or len(tail) == 3 or currency in _NO_DECIMALS:
-            decimal = None
-        else:
+        # One separator before exactly three digits is grouping ("3,500", "1.299"), as is a
+        # repeated one ("1,57,990"); one before one or two digits is the decimal mark.
+        if len(marks) == 1 and len(tail) in (1, 2) and currency not in _NO_DECIMALS:
             decimal = sep
-    else:
-        decimal = None
-    if decimal is None:
-        number = digits.replace(".", "").replace(",", "")
-    else:
-        grouping = "," if decimal == "." else "."
-        number = digits.replace(grouping, "").replace(decimal, ".")
+    whole, _, fraction = digits.partition(decimal) if decimal else (digits, "", "")
+    if len(fraction) > 2 or (decimal and not fraction.isdigit()):
+        raise Unreadable(f"not a price's decimals: {raw.strip()!r:.40}")
+    grouping = {c for c in whole if not c.isdigit()}
+    if len(grouping) > 1 or (decimal and decimal in grouping):
+        raise Unreadable(f"mixed separators: {raw.strip()!r:.40}")
+    groups = re.split(r"[.,' ]", whole) if grouping else [whole]
+    if not all(groups) or not _groups_ok(groups, currency):
+        raise Unreadable(f"malformed digit grouping: {raw.strip()!r:.40}")
+    integer = "".join(groups).lstrip("0")
+    if len(integer) > MAX_INTEGER_DIGITS:
+        raise Unreadable(f"implausibly long number ({len(integer)} digits)")
+    return float(f"{integer or '0'}.{fraction or '0'}")
+
+
+def parse_number(raw: str, currency: str | None = None) -> float | None:
+    """`read_number`, or None when the text is not a well-formed number."""
     try:
-        return float(number)
-    except ValueError:
+        return read_number(raw, currency)
+    except Unreadable:
         return None
 
 
-def parse_price(text: str | None, default_currency: str | None = None) -> Price | None:
-    """Parse a price element's text; None when it holds no number.
+def _part_value(part: str, currency: str | None) -> float:
+    """The one number of one end of a price (range); anything else is unreadable."""
+    numbers = list(_NUMBER.finditer(part))
+    if len(numbers) != 1:
+        raise Unreadable(f"{len(numbers)} numbers in one price: {part!r:.40}")
+    match = numbers[0]
+    if part[: match.start()].rstrip()[-1:] in (".", ","):
+        # "$.99" / "€,50": a number that starts with its decimal mark is not 99 or 50.
+        raise Unreadable(f"number starts with a separator: {part!r:.40}")
+    if re.search(r"[0-9]", part[match.end() :], re.ASCII):
+        # "$1e5", "$12.99x2": digits after the number are not part of one price.
+        raise Unreadable(f"not a plain number: {part!r:.40}")
+    value = read_number(match.group(0), currency)
+    if value <= 0:
+        raise Unreadable(ZERO_PRICE)
+    return value
+
+
+def read_price(text: str | None, default_currency: str | None = None) -> Price | None:
+    """Parse a price element's text strictly; None when it holds no digit at all.
 
     A range ("$66.01 - $208.00", "£5.99 to £14.99") keeps both ends. `default_currency`
     (the marketplace's) applies when the text names none, and to a bare "$" on a
-    marketplace whose own currency is a dollar.
+    marketplace whose own currency is a dollar. The result is always finite and positive
+    and its digits are the text's own.
+
+    Raises:
+        Unreadable: The text has digits but is not one well-formed positive price or range
+            in one currency: a sign, an exponent, a bad grouping, too many digits, digits of
+            another script, a zero, two currencies, more than two numbers.
     """
     if not text:
         return None
+    if _foreign_digits(text):
+        raise Unreadable("digits of another script")
     cleaned = _clean(text)
-    currency = price_currency(cleaned, default_currency)
-    parts = [p for p in _RANGE.split(cleaned) if p and any(c.isdigit() for c in p)]
-    values = []
-    for part in parts[:2]:
-        match = _NUMBER.search(part)
-        if match:
-            value = parse_number(match.group(0), currency)
-            if value is not None:
-                values.append(value)
-    if not values:
+    if not re.search(r"[0-9]", cleaned, re.ASCII):
         return None
+    if _NEGATIVE.search(cleaned):
+        raise Unreadable(f"negative amount: {cleaned!r:.40}")
+    currency = price_currency(cleaned, default_currency)
+    parts = [p for p in _RANGE.split(cleaned) if p and re.search(r"[0-9]", p, re.ASCII)]
+    if len(parts) > 2:
+        raise Unreadable(f"{len(parts)} numbers in a price: {cleaned!r:.40}")
+    named = {code for part in parts if (code := detect_currency(part))}
+    if len(named) > 1:
+        raise Unreadable(f"a range in two currencies: {cleaned!r:.40}")
+    values = [_part_value(part, currency) for part in parts]
     low = values[0]
     high = values[1] if len(values) > 1 and values[1] != low else None
     if high is not None and high < low:
         low, high = high, low
     return Price(low=low, high=high, currency=currency)
+
+
+def price_or_reason(
+    text: str | None, default_currency: str | None = None
+) -> tuple[Price | None, str | None]:
+    """(price, None), or (None, why the text is no price): "no number" or the refusal."""
+    try:
+        price = read_price(text, default_currency)
+    except Unreadable as exc:
+        return None, ZERO_PRICE if str(exc) == ZERO_PRICE else f"unreadable price: {exc}"
+    return (price, None) if price is not None else (None, "no number")
+
+
+def parse_price(text: str | None, default_currency: str | None = None) -> Price | None:
+    """`read_price`, or None when the text holds no well-formed price."""
+    return price_or_reason(text, default_currency)[0]

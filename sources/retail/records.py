@@ -6,6 +6,7 @@ never an empty list of records; a price is never 0 for "no price": it is None wi
 """
 
 import datetime as dt
+import math
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
@@ -55,6 +56,16 @@ class Listing:
         "sponsored",
         "url",
     )
+
+    def __post_init__(self) -> None:
+        # The last line of defence of "a price is finite, positive and on the page": a
+        # parser bug that slips past the price reader fails the page, never the model.
+        for name in ("price", "price_high"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} {value!r} is not a finite positive amount")
+        if self.shipping is not None and not (math.isfinite(self.shipping) and self.shipping >= 0):
+            raise ValueError(f"shipping {self.shipping!r} is not a finite amount")
 
     def to_cli(self) -> dict[str, object]:
         """The JSON object `python -m sources parse` prints for this record."""

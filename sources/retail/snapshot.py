@@ -21,14 +21,12 @@ from urllib.parse import urlencode
 import polars as pl
 
 from sources.archive import Archive
-from sources.bundled import DATA_DIR, read_retail_observations
+from sources.bundled import DATA_DIR, PAGE_SOURCES, read_retail_observations
 
 ARCHIVE_DIR = DATA_DIR / "archive"
 # Rows of these sources were listings on a page: they are rendered into the archive and
 # come back through the parsers. The others are aggregates or label-only datasets, loaded
 # as curated history with the gpu_id assigned when they were transcribed.
-PAGE_SOURCES = ("amazon", "ebay", "ebay-sold-history")
-CURATED_SOURCES = ("keepa-amazon", "tomshardware-ebay", "lambda-list-price", "ebay-sold-dataset")
 _CONDITION_SUFFIX = " ["
 
 

@@ -17,10 +17,11 @@ from pipeline.defs.partitions import daily, providers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from pipeline.model.listings import classify_listings
 from pipeline.model.prices import daily_prices, drop_counts
-from sources.archive import Archive
+from sources.archive import Archive, redact_text
 from sources.benchmarks.flags import flag_benchmarks, flag_counts
 from sources.benchmarks.inbox import load_inbox, merge_with_bundled
 from sources.bundled import (
+    CURATED_SOURCES,
     read_benchmark_figures,
     read_cloud_offers,
     read_fx_rates,
@@ -28,15 +29,14 @@ from sources.bundled import (
     to_usd,
 )
 from sources.catalog import Catalog, match_title, normalize_condition
-from sources.cloud.fetch import fetch_provider
-from sources.cloud.parsers import CLOUD_PARSERS
+from sources.cloud.providers import PROVIDERS, fetch_provider
 from sources.cloud.records import offers_frame
 from sources.cloud.snapshot import RENDERED, replay_bundled
-from sources.http import PoliteClient
-from sources.retail import amazon_api, ebay_api
+from sources.http import PoliteClient, host_key, short_reason
+from sources.retail import ebay_api
 from sources.retail.ingest import PARSERS, classify_block_page, parse_responses
+from sources.retail.live import SourceFetch, tally
 from sources.retail.plan import search_plan
-from sources.retail.snapshot import CURATED_SOURCES
 from sources.specs.build import build_spec_catalog
 from warehouse.db import replace_rows
 
@@ -202,11 +202,20 @@ def price_observations(
         # Read the catalog, then fetch without holding the warehouse open for minutes.
         with open_warehouse(warehouse) as con:
             catalog_rows = con.sql("SELECT gpu_id, name, vendor FROM gpus").pl().to_dicts()
-        fetched = fetch_retail(context, settings, archive, first, last, catalog_rows)
-        context.log.info(f"live: fetched {fetched} pages into {archive.root}")
+        fetches = fetch_retail(context, settings, archive, first, last, catalog_rows)
+        with open_warehouse(warehouse) as con:
+            for fetch in fetches:
+                _record_status(
+                    con, fetch.source, fetch.status, fetch.fetched, fetch.reason, "retail"
+                )
     with open_warehouse(warehouse) as con:
         ids = catalog_ids(con)
-        curated = curated_history(settings, ids, rates, first, last)
+        launch = dict(
+            con.sql(
+                "SELECT gpu_id, launch_price_usd FROM gpus WHERE launch_price_usd IS NOT NULL"
+            ).fetchall()
+        )
+        curated = curated_history(settings, ids, rates, first, last, launch)
         # The archive also holds cloud API responses; only retail sources are parsed here.
         responses = [
             response
@@ -237,6 +246,12 @@ def price_observations(
             [first, last, *sources],
         )
         replace_rows(con, "retail_pages", pages, "day BETWEEN ? AND ?", [first, last])
+        if not settings.live:
+            # The bundled snapshot replayed: its pages are the retail sources' data now, so
+            # a failure recorded by an earlier live night no longer describes them.
+            for source in ("amazon", "ebay"):
+                count = pages.filter(pl.col("source") == source).height
+                _record_status(con, source, "ok", count, "bundled snapshot", "retail")
     used = rows.filter(pl.col("drop_reason").is_null()).height
     context.log.info(
         f"price_observations {first}..{last}: {len(responses)} pages, {inserted} rows, "
@@ -261,10 +276,11 @@ def curated_history(
     rates: pl.DataFrame,
     first: dt.date,
     last: dt.date,
+    launch_prices: dict[str, float] | None = None,
 ) -> pl.DataFrame:
     """Rows of the curated history (aggregates and datasets, not pages) in the day range."""
     path = settings.data_path("prices", "retail_observations.csv")
-    facts = read_retail_observations(path, ids)
+    facts = read_retail_observations(path, ids, launch_prices)
     rows = facts.filter(
         pl.col("source").is_in(CURATED_SOURCES)
         & pl.col("observed_at").dt.date().is_between(first, last)
@@ -294,12 +310,16 @@ def fetch_retail(
     first: dt.date,
     last: dt.date,
     catalog_rows: list[dict],
-) -> int:
-    """Fetch tonight's search plan into the archive (live mode, today's partition only)."""
+) -> list[SourceFetch]:
+    """Fetch tonight's search plan into the archive (live mode, today's partition only).
+
+    Returns what happened per source; logs pages fetched and failed per host, and the
+    archive folder only when something was stored in it.
+    """
     today = dt.datetime.now(dt.UTC).date()
     if not first <= today <= last:
         context.log.info(f"live: {first}..{last} is not today; re-parsing the archive only")
-        return 0
+        return []
     plan = search_plan(
         catalog_rows,
         pages_per_query=settings.pages_per_query,
@@ -312,30 +332,40 @@ def fetch_retail(
         classify=classify_block_page,
         min_interval_per_host=settings.min_interval_per_host,
     )
-    # The official APIs replace scraping for a site when their credentials are configured
-    # (EBAY_CLIENT_ID/SECRET; AMAZON_PAAPI_ACCESS_KEY/SECRET_KEY + AMAZON_PARTNER_TAG).
+    # eBay's Browse API replaces scraping when EBAY_CLIENT_ID/SECRET are configured. Amazon
+    # has no price API we can use (PA-API 5 was retired in 2026-05): pages only.
     apis = {
-        "ebay": ebay_api.client_from_env(client, os.environ),
-        "amazon": amazon_api.client_from_env(client, os.environ),
+        "ebay": ebay_api.client_from_env(client, os.environ, base_url=settings.ebay_api_base_url),
+        "amazon": None,
     }
-    results = []
+    fetches = []
     for source in ("amazon", "ebay"):
         requests = [r for r in plan if r.source == source]
         api = apis[source]
         if api is None:
-            results += [
-                r.outcome for r in client.fetch_many([r.url for r in requests], source=source)
+            results = client.fetch_many([r.url for r in requests], source=source)
+            outcomes = [(host_key(r.url), str(r.outcome), r.error) for r in results]
+        else:
+            context.log.info(f"live: {source} through its official API")
+            api_host = host_key(api.base_url)
+            outcomes = [
+                (api_host, str(page.outcome), page.detail)
+                for query in dict.fromkeys(r.query for r in requests)
+                for page in api.search(query)
             ]
-            continue
-        context.log.info(f"live: {source} through its official API")
-        for query in dict.fromkeys(r.query for r in requests):
-            found = api.search(query)
-            results += [str(x.outcome) for x in (found if isinstance(found, list) else [found])]
-    outcomes = pl.DataFrame({"outcome": [str(r) for r in results]})
-    context.log.info(f"live fetch outcomes: {_counts(outcomes, 'outcome') if results else 'none'}")
+        fetch = tally(source, outcomes)
+        fetches.append(fetch)
+        log = context.log.info if fetch.status == "ok" else context.log.warning
+        log(f"live: {fetch.summary()}")
+        if fetch.first_failure:
+            context.log.info(f"live: {source}: first failure: {fetch.first_failure}")
     if client.tripped_hosts():
         context.log.warning(f"circuit open (captcha/block) for {sorted(client.tripped_hosts())}")
-    return len(results)
+    if client.archived_count:
+        context.log.info(f"live: archived {client.archived_count} responses in {archive.root}")
+    else:
+        context.log.warning("live: no response was archived")
+    return fetches
 
 
 @dg.asset(
@@ -408,7 +438,13 @@ def cloud_offers(
             rows, unknown, where = live_cloud_offers(context, settings, provider, known)
             if rows is None:  # skipped (no credentials): keep the last good offers
                 with open_warehouse(warehouse) as con:
-                    _record_status(con, provider, "skipped", None, where)
+                    _record_status(
+                        con,
+                        provider,
+                        "skipped",
+                        None,
+                        short_reason(where.removeprefix("skipped: ")),
+                    )
                 context.log.warning(f"cloud_offers[{provider}]: {where}")
                 return dg.MaterializeResult(metadata={"rows": 0, "status": where})
         else:
@@ -440,8 +476,10 @@ def cloud_offers(
             deleted, _ = replace_rows(con, "cloud_offers", rows, same_provider_day)
             _record_status(con, provider, "ok", rows.height, detail)
     except Exception as exc:
+        # The full text (redacted) goes to the log; the status cell gets a few words.
+        context.log.error(f"cloud_offers[{provider}] failed: {redact_text(str(exc))}")
         with open_warehouse(warehouse) as con:
-            _record_status(con, provider, "failed", None, str(exc)[:500])
+            _record_status(con, provider, "failed", None, short_reason(str(exc)))
         raise
     context.log.info(f"cloud_offers[{provider}]: {rows.height} rows (replaced {deleted})")
     return dg.MaterializeResult(
@@ -474,7 +512,7 @@ def live_cloud_offers(
         return None, {}, report.status
     if not report.status.startswith("ok"):
         raise RuntimeError(f"{provider}: {report.status}")
-    offers = [offer for body in report.contents() for offer in CLOUD_PARSERS[provider](body)]
+    offers = [offer for body in report.contents() for offer in PROVIDERS[provider].parse(body)]
     observed = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     rows, unknown = offers_frame(offers, observed, f"{provider} live API (archived)", known)
     context.log.info(
@@ -483,19 +521,29 @@ def live_cloud_offers(
     return rows, unknown, f"live, {len(report.results)} responses"
 
 
-def _record_status(con, source: str, status: str, rows: int | None, detail: str) -> None:
+def _record_status(
+    con, source: str, status: str, rows: int | None, detail: str, kind: str = "cloud"
+) -> None:
     """Replace the source's status row: this attempt, and when it last succeeded."""
     con.sql("BEGIN TRANSACTION")
     try:
         previous = con.sql(
-            "SELECT last_ok_at FROM source_status WHERE source = ? AND kind = 'cloud'",
-            params=[source],
+            "SELECT last_ok_at FROM source_status WHERE source = ? AND kind = ?",
+            params=[source, kind],
         ).fetchall()
-        con.sql("DELETE FROM source_status WHERE source = ? AND kind = 'cloud'", params=[source])
+        con.sql("DELETE FROM source_status WHERE source = ? AND kind = ?", params=[source, kind])
         con.sql(
-            "INSERT INTO source_status VALUES (?, 'cloud', current_timestamp::TIMESTAMP, ?, ?, ?, "
+            "INSERT INTO source_status VALUES (?, ?, current_timestamp::TIMESTAMP, ?, ?, ?, "
             "CASE WHEN ? = 'ok' THEN current_timestamp::TIMESTAMP ELSE ? END)",
-            params=[source, status, rows, detail, status, previous[0][0] if previous else None],
+            params=[
+                source,
+                kind,
+                status,
+                rows,
+                detail,
+                status,
+                previous[0][0] if previous else None,
+            ],
         )
         con.sql("COMMIT")
     except Exception:

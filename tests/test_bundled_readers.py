@@ -1,0 +1,136 @@
+"""Bundled readers refuse what cannot be true, naming file, line and field (issue 14)."""
+
+import datetime as dt
+import shutil
+
+import pytest
+
+from sources.bundled import (
+    DATA_DIR,
+    read_benchmark_figures,
+    read_cloud_offers,
+    read_fx_rates,
+    read_retail_observations,
+)
+from sources.tables import BadInputError
+
+RETAIL_HEADER = "observed_at,source,market,gpu_id,title,price,currency,url,listing_id,citation\n"
+CLOUD_HEADER = (
+    "observed_at,provider,instance_type,region,price_type,gpu_id,gpu_count,usd_per_hour,citation\n"
+)
+FUTURE = (dt.date.today() + dt.timedelta(days=30)).isoformat()
+
+
+def retail_row(price="1500.00", source="keepa-amazon", day="2025-01-02", gpu="rtx-4090", n=1):
+    return (
+        f"{day},{source},new,{gpu},RTX 4090 card {n},{price},USD,"
+        f"https://www.amazon.com/dp/B0BG{n:06d},B0BG{n:06d},cite\n"
+    )
+
+
+def cloud_row(price="2.0", provider="lambda", day="2025-01-02", count="1", n=1):
+    return f"{day},{provider},gpu_{n}x,us-east-1,on_demand,h100-sxm,{count},{price},cite\n"
+
+
+def write(tmp_path, header, rows):
+    path = tmp_path / "data.csv"
+    path.write_text(header + "".join(rows), encoding="utf-8")
+    return path
+
+
+def valid_retail(extra=()):
+    return [retail_row(price=p, n=i) for i, p in enumerate(["1500", "1600", "1700"])] + list(extra)
+
+
+@pytest.mark.parametrize(
+    ("bad", "field", "reason"),
+    [
+        (retail_row(price="1e308", n=9), "price", "over 10x"),
+        (retail_row(price="1e-300", n=9), "price", "under 1/100"),
+        (retail_row(price="inf", n=9), "price", "not a valid float"),
+        (retail_row(price="nan", n=9), "price", "not a valid float"),
+        (retail_row(price="-5", n=9), "price", "greater than 0"),
+        (retail_row(price="0", n=9), "price", "greater than 0"),
+        (retail_row(day=FUTURE, n=9), "observed_at", "in the future"),
+        (retail_row(source="mystery-shop", n=9), "source", "is not one of"),
+    ],
+)
+def test_retail_observations_refuse_what_cannot_be(tmp_path, bad, field, reason):
+    path = write(tmp_path, RETAIL_HEADER, valid_retail([bad]))
+    with pytest.raises(BadInputError) as error:
+        read_retail_observations(path, None)
+    assert (error.value.line, error.value.column) == (5, field)
+    assert reason in error.value.reason
+    assert str(path) in str(error.value)
+
+
+def test_retail_price_over_ten_times_the_launch_price_is_refused(tmp_path):
+    path = write(tmp_path, RETAIL_HEADER, [retail_row(price="17000")])
+    with pytest.raises(BadInputError, match="launch price 1599"):
+        read_retail_observations(path, None, {"rtx-4090": 1599.0})
+    assert read_retail_observations(path, None, {"rtx-4090": 1799.0}).height == 1
+
+
+def test_duplicate_curated_row_is_refused_not_double_weighted(tmp_path):
+    rows = valid_retail()
+    path = write(tmp_path, RETAIL_HEADER, [*rows, rows[1].replace(",cite\n", ",other cite\n")])
+    with pytest.raises(BadInputError, match="duplicate of line 3") as error:
+        read_retail_observations(path, None)
+    assert error.value.line == 5
+
+
+@pytest.mark.parametrize(
+    ("bad", "field", "reason"),
+    [
+        (cloud_row(price="1e308", n=9), "usd_per_hour", "per GPU-hour is over"),
+        (cloud_row(price="25", n=9), "usd_per_gpu_hour", "over 10x the median"),
+        (cloud_row(price="1e-300", n=9), "usd_per_gpu_hour", "under 1/100"),
+        (cloud_row(price="Infinity", n=9), "usd_per_hour", "not a valid float"),
+        (cloud_row(day=FUTURE, n=9), "observed_at", "in the future"),
+        (cloud_row(provider="moon-cloud", n=9), "provider", "is not one of"),
+    ],
+)
+def test_cloud_offers_refuse_what_cannot_be(tmp_path, bad, field, reason):
+    rows = [cloud_row(price=p, n=i) for i, p in enumerate(["2.0", "2.5", "2.2"])]
+    path = write(tmp_path, CLOUD_HEADER, [*rows, bad])
+    with pytest.raises(BadInputError) as error:
+        read_cloud_offers(path, None)
+    assert (error.value.line, error.value.column) == (5, field)
+    assert reason in error.value.reason
+
+
+def test_fx_rate_and_benchmark_dates_in_the_future_are_refused(tmp_path):
+    path = write(tmp_path, "day,currency,usd_per_unit,source\n", [f"{FUTURE},EUR,1.1,x\n"])
+    with pytest.raises(BadInputError, match="in the future"):
+        read_fx_rates(path)
+    path = write(tmp_path, "day,currency,usd_per_unit,source\n", ["2025-01-01,EUR,1e308,x\n"])
+    with pytest.raises(BadInputError, match="not a real rate"):
+        read_fx_rates(path)
+    bench = DATA_DIR / "benchmarks" / "nvidia_dle.csv"
+    copy = tmp_path / "bench.csv"
+    shutil.copy(bench, copy)
+    lines = copy.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = lines[0].strip().split(",")
+    cells = next(line for line in lines[1:] if not line.startswith("#")).strip().split(",")
+    cells[header.index("as_of")] = FUTURE
+    copy.write_text(lines[0] + ",".join(cells) + "\n", encoding="utf-8")
+    with pytest.raises(BadInputError, match="in the future"):
+        read_benchmark_figures(copy, None)
+
+
+def test_the_bundled_snapshot_passes_every_check():
+    assert read_retail_observations(DATA_DIR / "prices" / "retail_observations.csv", None).height
+    for path in sorted((DATA_DIR / "cloud").glob("*.csv")):
+        assert read_cloud_offers(path, None).height
+
+
+def test_benchmark_figure_from_an_unknown_publisher_is_refused(tmp_path):
+    bench = (DATA_DIR / "benchmarks" / "nvidia_dle.csv").read_text(encoding="utf-8")
+    lines = bench.splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines[1:], 1) if not line.startswith("#"))
+    lines[first] = "some-blog" + lines[first][lines[first].index(",") :]
+    path = tmp_path / "bench.csv"
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(BadInputError, match="is not one of") as error:
+        read_benchmark_figures(path, None)
+    assert (error.value.line, error.value.column) == (first + 1, "source")
