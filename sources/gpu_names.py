@@ -27,8 +27,6 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sources.bundled import DATA_DIR, read_gpu_specs
-
 # ---------------------------------------------------------------------------------------
 # Knowledge the spec sheet does not carry
 # ---------------------------------------------------------------------------------------
@@ -401,6 +399,10 @@ class Catalog:
     @functools.cache
     def default(cls) -> "Catalog":
         """The catalog of the bundled spec sheet (built once, then cached)."""
+        # Imported here: the bundled readers check cloud providers, whose parsers read names
+        # through this module, so a module-level import would be circular.
+        from sources.bundled import DATA_DIR, read_gpu_specs  # noqa: PLC0415
+
         specs = read_gpu_specs(DATA_DIR / "specs" / "gpu_specs.csv")
         return cls(specs.iter_rows(named=True))
 
