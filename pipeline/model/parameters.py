@@ -167,25 +167,14 @@ def with_overrides(base: ModelParameters, overrides: dict[str, str]) -> ModelPar
 
 def check(params: ModelParameters) -> ModelParameters:
     """Refuse parameters the cost model cannot use (fail the run, never write wrong rows)."""
-    missing = [
-        n
-        for n in params.system_sizes
-        if n not in params.host_cost_usd or n not in params.multi_gpu_efficiency
-    ]
-    if missing:
-        raise ValueError(
-            f"system sizes {missing} need host_cost_usd and multi_gpu_efficiency entries"
-        )
-    missing = [
-        n
-        for n in params.server_system_sizes
-        if n not in params.server_host_cost_usd or n not in params.multi_gpu_efficiency
-    ]
-    if missing:
-        raise ValueError(
-            f"server system sizes {missing} need server_host_cost_usd and "
-            "multi_gpu_efficiency entries"
-        )
+    for kind, sizes, hosts, name in (
+        ("system", params.system_sizes, params.host_cost_usd, "host_cost_usd"),
+        ("server system", params.server_system_sizes, params.server_host_cost_usd,
+         "server_host_cost_usd"),
+    ):  # fmt: skip
+        missing = [n for n in sizes if n not in hosts or n not in params.multi_gpu_efficiency]
+        if missing:
+            raise ValueError(f"{kind} sizes {missing} need {name} and multi_gpu_efficiency entries")
     if params.bootstrap_replicates < 1:
         raise ValueError("bootstrap_replicates must be at least 1")
     return params

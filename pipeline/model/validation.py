@@ -262,6 +262,25 @@ def spec_estimator_checks(debiased: pl.DataFrame, gpus: pl.DataFrame, reference:
     return out
 
 
+def measured_in_both(
+    debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters, a: str, b: str
+) -> pl.DataFrame | None:
+    """gpu_id and the values of workloads `a` and `b` of the GPUs measured in both.
+
+    Never the reference GPU (1 in every workload by definition); None when the reference
+    is not in the catalog or a workload has no measured GPU.
+    """
+    if params.reference_gpu not in gpus["gpu_id"].to_list():
+        return None
+    relative = relative_performance(debiased, gpus, params, dt.date.min)
+    wide = relative.filter(pl.col("evidence") == "measured").pivot(
+        on="workload", index="gpu_id", values="value"
+    )
+    if not {a, b} <= set(wide.columns):
+        return None
+    return wide.drop_nulls([a, b]).filter(pl.col("gpu_id") != params.reference_gpu)
+
+
 def inference_bridge_checks(
     debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters
 ) -> list[dict]:
@@ -272,17 +291,9 @@ def inference_bridge_checks(
     architecture-pooled ratio of the *other* GPUs, as performance.bridged_workload does for
     unmeasured GPUs; the error is against its measured inference value.
     """
-    if params.reference_gpu not in gpus["gpu_id"].to_list():
+    both = measured_in_both(debiased, gpus, params, "training_16bit", "inference_16bit")
+    if both is None:
         return []
-    relative = relative_performance(debiased, gpus, params, dt.date.min)
-    wide = relative.filter(pl.col("evidence") == "measured").pivot(
-        on="workload", index="gpu_id", values="value"
-    )
-    if not {"training_16bit", "inference_16bit"} <= set(wide.columns):
-        return []
-    both = wide.drop_nulls(["training_16bit", "inference_16bit"]).filter(
-        pl.col("gpu_id") != params.reference_gpu
-    )
     features = spec_features(gpus).select("gpu_id", "vendor", "architecture")
     family = {g: (v, a) for g, v, a in features.iter_rows()}
     ratio = {
@@ -326,19 +337,11 @@ def eight_bit_checks(
     tensor speedup / the reference's (eight_bit_speedup); the error is against its
     measured 8-bit value (MLPerf INT8/FP8 class, NVIDIA's INT8 tables).
     """
-    if params.reference_gpu not in gpus["gpu_id"].to_list():
-        return []
-    relative = relative_performance(debiased, gpus, params, dt.date.min)
-    wide = relative.filter(pl.col("evidence") == "measured").pivot(
-        on="workload", index="gpu_id", values="value"
-    )
-    if not {"inference_16bit", "inference_8bit"} <= set(wide.columns):
+    both = measured_in_both(debiased, gpus, params, "inference_16bit", "inference_8bit")
+    if both is None:
         return []
     speed = dict(eight_bit_speedup(gpus).select("gpu_id", "speedup").iter_rows())
     ref_speed = speed[params.reference_gpu]
-    both = wide.drop_nulls(["inference_16bit", "inference_8bit"]).filter(
-        pl.col("gpu_id") != params.reference_gpu
-    )
     errors = {
         g: abs(i16 * speed[g] / ref_speed / i8 - 1)
         for g, i16, i8 in both.select("gpu_id", "inference_16bit", "inference_8bit").iter_rows()
