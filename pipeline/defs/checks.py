@@ -7,6 +7,7 @@ replaces the previous site or published warehouse.
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from pipeline.defs.model.decisions import read_for_run
 from pipeline.defs.resources import GpuvalueSettings, open_warehouse, run_date_for
 from pipeline.model.parameters import WORKLOADS
 from pipeline.model.plausibility import (
@@ -179,9 +180,7 @@ def relative_performance_plausible(
     """Facts any ranking must respect; a failure keeps the previous site and warehouse."""
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
-        relative = con.sql(
-            "SELECT * FROM relative_performance WHERE run_date = ?", params=[run_date]
-        ).pl()
+        relative = read_for_run(con, "relative_performance", run_date)
         catalog = con.sql("SELECT * FROM gpus").pl()
     problems = plausibility_problems(relative, catalog)
     return _result(

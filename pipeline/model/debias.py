@@ -21,6 +21,7 @@ from pipeline.model.fit import (
     fit_constants,
     gain_lookup,
     is_lambda_bert,
+    untolerated_flags,
     with_interconnect,
     with_interpolated_counts,
 )
@@ -74,14 +75,8 @@ def table_citation() -> pl.Expr:
 
 def usable_flags() -> pl.Expr:
     """True when a row's flags do not bar it from the model (MLPERF_TOLERATED_FLAGS)."""
-    flags = (
-        pl.col("flags")
-        .fill_null("")
-        .str.split(",")
-        .list.eval(pl.element().str.strip_chars().filter(pl.element() != ""))
-    )
-    tolerated = flags.list.set_difference(sorted(MLPERF_TOLERATED_FLAGS)).list.len() == 0
-    return (flags.list.len() == 0) | ((pl.col("source") == "mlperf") & tolerated)
+    mlperf_ok = untolerated_flags(MLPERF_TOLERATED_FLAGS).list.len() == 0
+    return (untolerated_flags().list.len() == 0) | ((pl.col("source") == "mlperf") & mlperf_ok)
 
 
 def era_date() -> pl.Expr:
@@ -105,16 +100,15 @@ def era_date() -> pl.Expr:
     )
 
 
-def launch_window(rows: pl.DataFrame, gpus: pl.DataFrame | None, days: int) -> pl.Expr:
+def launch_window(days: int) -> pl.Expr:
     """True for a figure measured with software from the GPU's first `days` days.
 
-    Launch-time software underrates a new GPU relative to the older GPUs it is compared
-    with in the same table: NVIDIA's June 2020 TensorFlow containers ran ResNet-50 and BERT
-    inference on the A100 at 1.2x the V100, against about 2x one year on (MLPerf Inference
-    v0.7 -> v1.0); such a figure would pin the GPU's ratio to launch-day kernels.
+    Needs the row's `release_date`. Launch-time software underrates a new GPU relative to
+    the older GPUs it is compared with in the same table: NVIDIA's June 2020 TensorFlow
+    containers ran ResNet-50 and BERT inference on the A100 at 1.2x the V100, against about
+    2x one year on (MLPerf Inference v0.7 -> v1.0); such a figure would pin the GPU's ratio
+    to launch-day kernels.
     """
-    if gpus is None or "release_date" not in gpus.columns or "release_date" not in rows.columns:
-        return pl.lit(False)
     released = pl.col("release_date").cast(pl.Date)
     return ((era_date() - released).dt.total_days() < days).fill_null(False)
 
@@ -124,7 +118,7 @@ def without_launch_window(rows: pl.DataFrame, gpus: pl.DataFrame | None, days: i
     if gpus is None or "release_date" not in gpus.columns or days <= 0:
         return rows
     dated = rows.join(gpus.select("gpu_id", "release_date"), on="gpu_id", how="left")
-    return dated.filter(~launch_window(dated, gpus, days)).drop("release_date")
+    return dated.filter(~launch_window(days)).drop("release_date")
 
 
 def select_comparable(results: pl.DataFrame, mlperf_max_gpus: int = 8) -> pl.DataFrame:

@@ -22,13 +22,13 @@ leaving whole architectures (vendors) out, so it gets a wider interval.
 Inference (16- and 8-bit), `bridge`: measured where a GPU has results; a set of inference
 tables without the reference is placed through its GPUs whose base value (training for
 16-bit; 16-bit inference x the 8-bit tensor speedup for 8-bit) is itself measured. Other
-GPUs are bridged: base x the inference/base ratio of their segment (consumer or
-data-center/professional), vendor and architecture, each level pooled toward the one above
-and the top toward the mean of all measured GPUs (`pooled_ratio`; never counting the
-reference's ratio, 1 by definition), with
-an interval from the spread of those ratios and how few support it. With fewer than
-three measured ratios Dettmers' rule applies (inference ranks like training, ratio 1) and
-the row says so (`evidence` = `dettmers_rule`).
+GPUs are bridged: base x the inference/base ratio of their family — vendor, then
+architecture for 16-bit; segment (consumer or data-center/professional), vendor, then
+architecture for 8-bit — each level pooled toward the one above and the top toward the
+mean of all measured GPUs (`pooled_ratio`; never counting the reference's ratio, 1 by
+definition), with an interval from the spread of those ratios and how few support it.
+With fewer than three measured ratios Dettmers' rule applies (inference ranks like
+training, ratio 1) and the row says so (`evidence` = `dettmers_rule`).
 
 8-bit tensor speed (`eight_bit_speedup`): the fastest 8-bit tensor rate the GPU has (INT8
 from Turing on, FP8 on Ada, Hopper, Blackwell and CDNA3+) over its fp16 tensor rate; 1
@@ -438,16 +438,14 @@ def leave_one_gpu_out(measured: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFram
     architecture, log_error (predicted - measured) and ape (|predicted / measured - 1|).
     """
     data = measured.select("gpu_id", "log_perf").join(spec_features(gpus), on="gpu_id")
-    frames = [
-        _held_out_errors(model, data, "gpu_id")
-        .drop("gpu_id_right", strict=False)
-        .with_columns(model=pl.lit(model))
-        for model in SPEC_MODELS
-    ]
-    schema = {"model": pl.Utf8, "gpu_id": pl.Utf8, "log_error": pl.Float64}
-    if not frames:
-        return pl.DataFrame(schema=schema)
-    logo = pl.concat([f.select("model", "gpu_id", "log_error") for f in frames])
+    logo = pl.concat(
+        [
+            _held_out_errors(model, data, "gpu_id").select(
+                pl.lit(model).alias("model"), "gpu_id", "log_error"
+            )
+            for model in SPEC_MODELS
+        ]
+    )
     return logo.join(
         data.select("gpu_id", "vendor", "architecture"), on="gpu_id", how="left"
     ).with_columns(ape=(pl.col("log_error").exp() - 1).abs())
@@ -523,23 +521,18 @@ def training_16bit(debiased: pl.DataFrame, gpus: pl.DataFrame, reference: str) -
     df = int(measured["df"].max()) if measured.height else 0
     t = t975(df) if df >= 1 else None
     ref_log = placed.filter(pl.col("gpu_id") == reference)["log_perf"][0]
-    seen_archs = set(
-        spec_features(gpus.filter(pl.col("gpu_id").is_in(main["gpu_id"].to_list())))["architecture"]
-    )
-    seen_vendors = set(
-        spec_features(gpus.filter(pl.col("gpu_id").is_in(main["gpu_id"].to_list())))["vendor"]
-    )
+    features = spec_features(gpus).select("gpu_id", "vendor", "architecture")
+    seen = features.filter(pl.col("gpu_id").is_in(main["gpu_id"].to_list()))
+    seen_archs, seen_vendors = set(seen["architecture"]), set(seen["vendor"])
     # Unmeasured GPUs: the empirical 2.5-97.5 % range of the estimator's held-out errors,
     # so the interval is as wide as its tested error: leave-one-GPU-out for a GPU of a
     # measured architecture, leave-one-architecture-out (-vendor-out) for a GPU whose
     # architecture (vendor) no measured GPU shares; never narrower than the seen case.
-    seen = _quantile_range(logo["log_error"].to_numpy()) if logo.height else None
+    seen_range = _quantile_range(logo["log_error"].to_numpy()) if logo.height else None
     new_arch = _quantile_range(unseen.get("architecture", np.array([])))
     new_vendor = _quantile_range(unseen.get("vendor", np.array([])))
-    ranges = {"seen": seen}
-    ranges["new_architecture"] = _widest(seen, new_arch)
+    ranges = {"seen": seen_range, "new_architecture": _widest(seen_range, new_arch)}
     ranges["new_vendor"] = _widest(ranges["new_architecture"], new_vendor)
-    features = spec_features(gpus).select("gpu_id", "vendor", "architecture")
     rows = []
     for r in placed.join(features, on="gpu_id", how="left").iter_rows(named=True):
         value = r["log_perf"] - ref_log
@@ -670,13 +663,13 @@ def bridged_workload(
     reference: str,
     base_name: str,
     levels: tuple[str, ...] = ("vendor", "architecture"),
-) -> tuple[pl.DataFrame, dict]:
+) -> pl.DataFrame:
     """A workload measured on few GPUs, bridged from a base workload for the others.
 
     `base` has gpu_id, base_log (log value relative to the reference), base_half (log
     half-width of its 95 % interval, may be null) and base_measured (whether the base rests
     on the GPU's own measurement). `levels` is the pooling hierarchy of the bridge's
-    ratios (`pooled_ratio`). Returns (rows, bridge summary). See the module docstring.
+    ratios (`pooled_ratio`). See the module docstring.
     """
     measured = _measured(debiased, workload, reference)
     arch = spec_features(gpus).select("gpu_id", "segment", "vendor", "architecture")
@@ -726,8 +719,7 @@ def bridged_workload(
             placed[r["gpu_id"]] = {"log": r["log_perf"] + shift, "half": half, "main": False,
                                    "n": r["n_results"]}  # fmt: skip
 
-    # 3. The bridge: ratios of measured GPUs with a measured base, pooled by architecture
-    # within vendor (pooled_ratio).
+    # 3. The bridge: ratios of measured GPUs with a measured base, pooled down `levels`.
     def family(gpu: str) -> tuple[str, ...]:
         return tuple(base_of[gpu][level] for level in levels)
 
@@ -793,8 +785,7 @@ def bridged_workload(
             .then(pl.lit(reference_text(workload)))
             .otherwise("interval_method"),
         )
-    summary = {"n_ratios": n_ratios, "sd": sd, "rule": rule}
-    return out, summary
+    return out
 
 
 def inference_16bit(
@@ -807,8 +798,17 @@ def inference_16bit(
         base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
         base_measured=pl.col("evidence") == "measured",
     )
-    out, _ = bridged_workload(debiased, "inference_16bit", base, gpus, reference, "16-bit training")
-    return out
+    # Vendor, then architecture: a GeForce RTX 3090 and an A10 share the GA102 die, its
+    # tensor cores and kernels, so the architecture is the finest level with evidence.
+    return bridged_workload(
+        debiased,
+        "inference_16bit",
+        base,
+        gpus,
+        reference,
+        "16-bit training",
+        levels=("vendor", "architecture"),
+    )
 
 
 def eight_bit_speedup(gpus: pl.DataFrame) -> pl.DataFrame:
@@ -871,7 +871,7 @@ def inference_8bit(
     # Segment first: the speedup reads the spec sheets, whose fp16 rate is half-rate on
     # GeForce cards, so a measured GeForce 8-bit ratio speaks for the other GeForce cards,
     # not for a data-center part of the same architecture.
-    out, _ = bridged_workload(
+    return bridged_workload(
         debiased,
         "inference_8bit",
         base,
@@ -880,7 +880,6 @@ def inference_8bit(
         "16-bit inference x 8-bit tensor speedup",
         levels=("segment", "vendor", "architecture"),
     )
-    return out
 
 
 def relative_performance(

@@ -262,36 +262,45 @@ def spec_estimator_checks(debiased: pl.DataFrame, gpus: pl.DataFrame, reference:
     return out
 
 
-def measured_in_both(
-    debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters, a: str, b: str
-) -> pl.DataFrame | None:
+def measured_in_both(relative: pl.DataFrame, reference: str, a: str, b: str) -> pl.DataFrame | None:
     """gpu_id and the values of workloads `a` and `b` of the GPUs measured in both.
 
-    Never the reference GPU (1 in every workload by definition); None when the reference
-    is not in the catalog or a workload has no measured GPU.
+    `relative` is relative_performance's output. Never the reference GPU (1 in every
+    workload by definition); None when a workload has no measured GPU.
     """
-    if params.reference_gpu not in gpus["gpu_id"].to_list():
-        return None
-    relative = relative_performance(debiased, gpus, params, dt.date.min)
     wide = relative.filter(pl.col("evidence") == "measured").pivot(
         on="workload", index="gpu_id", values="value"
     )
     if not {a, b} <= set(wide.columns):
         return None
-    return wide.drop_nulls([a, b]).filter(pl.col("gpu_id") != params.reference_gpu)
+    return wide.drop_nulls([a, b]).filter(pl.col("gpu_id") != reference)
+
+
+def _relative(debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters):
+    """The run's relative performance, or None when the reference is not in the catalog."""
+    if params.reference_gpu not in gpus["gpu_id"].to_list():
+        return None
+    return relative_performance(debiased, gpus, params, dt.date.min)
 
 
 def inference_bridge_checks(
-    debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters
+    debiased: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    relative: pl.DataFrame | None = None,
 ) -> list[dict]:
     """Leave-one-GPU-out error of bridging 16-bit inference from 16-bit training.
 
     Every GPU measured in both workloads (its training in the reference's set; never the
     reference, whose ratio is 1 by definition) is predicted as its training value x the
     architecture-pooled ratio of the *other* GPUs, as performance.bridged_workload does for
-    unmeasured GPUs; the error is against its measured inference value.
+    unmeasured GPUs; the error is against its measured inference value. `relative` is the
+    run's relative performance (computed here when not given).
     """
-    both = measured_in_both(debiased, gpus, params, "training_16bit", "inference_16bit")
+    relative = relative if relative is not None else _relative(debiased, gpus, params)
+    if relative is None:
+        return []
+    both = measured_in_both(relative, params.reference_gpu, "training_16bit", "inference_16bit")
     if both is None:
         return []
     features = spec_features(gpus).select("gpu_id", "vendor", "architecture")
@@ -328,16 +337,23 @@ def inference_bridge_checks(
 
 
 def eight_bit_checks(
-    debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters
+    debiased: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    relative: pl.DataFrame | None = None,
 ) -> list[dict]:
     """How well the 8-bit tensor-rate rule predicts measured 8-bit inference.
 
     For every GPU measured in both 16-bit and 8-bit inference (never the reference, 1 in
     both by definition), the rule's prediction is its measured 16-bit value x its 8-bit
     tensor speedup / the reference's (eight_bit_speedup); the error is against its
-    measured 8-bit value (MLPerf INT8/FP8 class, NVIDIA's INT8 tables).
+    measured 8-bit value (MLPerf INT8/FP8 class, NVIDIA's INT8 tables). `relative` as in
+    inference_bridge_checks.
     """
-    both = measured_in_both(debiased, gpus, params, "inference_16bit", "inference_8bit")
+    relative = relative if relative is not None else _relative(debiased, gpus, params)
+    if relative is None:
+        return []
+    both = measured_in_both(relative, params.reference_gpu, "inference_16bit", "inference_8bit")
     if both is None:
         return []
     speed = dict(eight_bit_speedup(gpus).select("gpu_id", "speedup").iter_rows())
@@ -475,8 +491,9 @@ def model_validation(
     rows = batch_gain_checks(constants, params)
     rows += multi_gpu_checks(multi_gpu_predictions(results, gpus, params))
     rows += spec_estimator_checks(debiased, gpus, params.reference_gpu)
-    rows += inference_bridge_checks(debiased, gpus, params)
-    rows += eight_bit_checks(debiased, gpus, params)
+    relative = _relative(debiased, gpus, params)  # once, for both checks
+    rows += inference_bridge_checks(debiased, gpus, params, relative)
+    rows += eight_bit_checks(debiased, gpus, params, relative)
     rows += a100_v100_checks(results, gpus, params, run_date)
     frame = pl.DataFrame(
         [{k: r.get(k) for k in SCHEMA if k != "run_date"} for r in rows],
