@@ -15,9 +15,10 @@ import polars as pl
 
 from pipeline.model.cost import perf_per_dollar
 from pipeline.model.debias import debias
+from pipeline.model.nowcast import prices_today
 from pipeline.model.parameters import ModelParameters
 from pipeline.model.performance import relative_performance
-from pipeline.model.prices import daily_prices, latest_prices
+from pipeline.model.prices import daily_prices
 from pipeline.model.sensitivity import sensitivity
 from pipeline.model.uncertainty import perf_per_dollar_replicates
 from pipeline.run import build_into
@@ -73,7 +74,7 @@ def main() -> None:
     retail_path = DATA_DIR / "prices" / "retail_observations.csv"
     rates = read_fx_rates(DATA_DIR / "prices" / "fx_rates.csv")
     retail = to_usd(retail, rates, retail_path)
-    latest = latest_prices(daily_prices(retail, params.price_mad_k), day)
+    latest = prices_today(daily_prices(retail, params.price_mad_k), gpus, params, day)
     t, perf = best_of(n, lambda: perf_per_dollar(relative, latest, gpus, params, day))
     rows.append(("perf per dollar, 1/2/4/8 GPUs x markets", t, perf.height))
     t, boot = best_of(n, lambda: perf_per_dollar_replicates(relative, latest, retail, gpus, params))

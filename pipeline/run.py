@@ -135,8 +135,8 @@ def summary(settings: GpuvalueSettings) -> str:
     for row in data.freshness.iter_rows(named=True):
         lines.append(
             f"  {row['input']:<14} {row['source']:<32} {row['rows']:>5} rows  "
-            f"{row['as_of']}  ({row['age_days']} d)"
-            + ("" if row["status"] == "ok" else f"  {row['status']}")
+            f"{row['as_of']}  ({row['age_days']} d)  {row['status']}"
+            + (f": {row['detail']}" if row["detail"] else "")
         )
     lines += ["", "Top 3 by performance per dollar (perf_per_dollar, cloud_perf_per_dollar):"]
     for workload, ways in headline(data).items():

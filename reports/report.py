@@ -42,32 +42,58 @@ class ReportData:
         return best_market(self.perf, 1)
 
 
+# Each input with its newest date and its source's last attempt (NULL: never recorded).
 FRESHNESS_SQL = """
 SELECT 'specs' AS input, source || coalesce(' ' || version, '') AS source, records AS rows,
-       source_as_of AS as_of,
-       CASE WHEN status = 'ok' THEN 'ok' ELSE status || ': ' || coalesce(detail, '') END AS status
+       source_as_of AS as_of, CASE WHEN status = 'ok' THEN NULL ELSE status END AS attempt,
+       detail
 FROM spec_inputs WHERE status <> 'absent'  -- an optional input nobody supplied is no news
 UNION ALL
-SELECT 'benchmarks', source, count(*), max(as_of), 'ok' FROM benchmark_results GROUP BY source
+SELECT 'benchmarks', source, count(*), max(as_of), NULL, NULL FROM benchmark_results
+GROUP BY source
 UNION ALL
 SELECT 'retail prices', p.source || ' (' || p.market || ')', count(*),
-       max(CAST(p.observed_at AS DATE)),
-       CASE WHEN any_value(a.status) = 'failed'
-            THEN 'stale: last attempt failed (' || any_value(a.detail) || ')'
-            ELSE 'ok' END
+       max(CAST(p.observed_at AS DATE)), any_value(a.status), any_value(a.detail)
 FROM price_observations p LEFT JOIN source_status a ON a.source = p.source AND a.kind = 'retail'
 GROUP BY p.source, p.market
 UNION ALL
 SELECT 'cloud prices', o.provider, count(*), max(CAST(o.observed_at AS DATE)),
-       CASE WHEN any_value(a.status) = 'failed'
-            THEN 'stale: last attempt failed (' || any_value(a.detail) || ')'
-            WHEN any_value(a.status) = 'skipped'
-            THEN 'stale: not fetched (' || any_value(a.detail) || ')'
-            ELSE 'ok' END
+       any_value(a.status), any_value(a.detail)
 FROM cloud_offers o LEFT JOIN source_status a ON a.source = o.provider AND a.kind = 'cloud'
 GROUP BY o.provider
 ORDER BY input, source
 """
+
+
+def freshness_status(rows: pl.DataFrame, stale_after_days: dict[str, int]) -> pl.DataFrame:
+    """`status` ok | stale | failed and a `detail` per input (needs `age_days`, `attempt`).
+
+    failed: the source's last attempt failed or was skipped (its last good rows are kept
+    and used, and the detail says so); stale: older than its kind's threshold
+    (`stale_after_days`); ok otherwise. An input is never `ok` past its threshold.
+    """
+    limit = pl.col("input").replace_strict(stale_after_days, default=None, return_dtype=pl.Int64)
+    failed = pl.col("attempt").is_in(["failed", "skipped", "rejected", "error"])
+    stale = limit.is_not_null() & (pl.col("age_days") > limit)
+    return rows.with_columns(
+        status=pl.when(failed)
+        .then(pl.lit("failed"))
+        .when(stale)
+        .then(pl.lit("stale"))
+        .otherwise(pl.lit("ok")),
+        detail=pl.when(failed)
+        .then(
+            pl.format(
+                "last attempt {} ({}); its rows of {} are kept",
+                pl.col("attempt"),
+                pl.col("detail").fill_null("no detail"),
+                pl.col("as_of").cast(pl.Utf8),
+            )
+        )
+        .when(stale)
+        .then(pl.format("older than {} days", limit))
+        .otherwise(pl.lit("")),
+    ).drop("attempt")
 
 
 def load_report_data(
@@ -89,10 +115,11 @@ def load_report_data(
     def for_run(table: str) -> pl.DataFrame:
         return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
 
-    freshness = (
+    freshness = freshness_status(
         con.sql(FRESHNESS_SQL)
         .pl()
-        .with_columns(age_days=(pl.lit(today) - pl.col("as_of")).dt.total_days())
+        .with_columns(age_days=(pl.lit(today) - pl.col("as_of")).dt.total_days()),
+        json.loads(parameters).get("stale_after_days", {}),
     )
     price_counts = con.sql(
         "SELECT market, sum(n_observations) AS kept, sum(n_dropped) AS dropped, "
@@ -376,6 +403,9 @@ def _headline_table(top: pl.DataFrame, table: str) -> str:
         rel=pl.col("relative_performance").round(2),
         ppd=_interval("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high", 1000.0),
         p3=pl.format("{}%", (pl.col("p_top3") * 100).round(0).cast(pl.Int64)),
+        price_seen=pl.format(
+            "{}, {}", pl.col("price_method").fill_null("observed"), pl.col("price_day")
+        ),
     )
     return markdown_table(
         table_rows,
@@ -388,7 +418,7 @@ def _headline_table(top: pl.DataFrame, table: str) -> str:
             "method": "perf method",
             "ppd": "perf per $1,000 (95 % interval)",
             "p3": "P(top 3)",
-            "price_day": "price as of",
+            "price_seen": "price: method, last seen",
         },
     )
 
@@ -451,6 +481,7 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
                 "as_of": "as of",
                 "age_days": "age (days)",
                 "status": "status",
+                "detail": "why",
             },
         ),
         "",
@@ -486,8 +517,14 @@ def render_markdown(data: ReportData, chart_dir: str = "charts") -> str:
     out.append("")
 
     unpriced = sorted(set(data.gpus["gpu_id"]) - set(data.perf["gpu_id"]))
+    max_age = params.get("price_max_age_days", 730)
     out += [
         "## GPUs without a price",
+        "",
+        f"Prices observed in the last {params.get('price_freshness_days', 180)} days are used "
+        f"as observed; older ones are nowcast to {data.run_date} with their segment's drift "
+        f"(`price_method = nowcast`, wider intervals); a GPU last seen on sale over {max_age} "
+        "days ago, or never, has no price today:",
         "",
         ", ".join(unpriced) if unpriced else "Every catalog GPU has a price.",
         "",

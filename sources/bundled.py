@@ -35,8 +35,20 @@ PRECISIONS = frozenset({"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "mixed"})
 WORKLOAD_CLASSES = frozenset({"cnn", "transformer", "rnn"})
 # Retail sources of the bundled price file: pages rendered into the archive (parsed like a
 # live night) and curated history loaded as rows (sources/data/prices/MANIFEST.md).
-PAGE_SOURCES = ("amazon", "ebay", "ebay-sold-history")
-CURATED_SOURCES = ("keepa-amazon", "tomshardware-ebay", "lambda-list-price", "ebay-sold-dataset")
+PAGE_SOURCES = ("amazon", "ebay")
+# Curated history: one file per source in sources/data/prices/history/, loaded as rows by
+# the price_history backfill (sources/data/prices/MANIFEST.md says what each one is).
+CURATED_SOURCES = (
+    "datacenter-street-price",
+    "ebay-auction-median",
+    "ebay-sold-dataset",
+    "ebay-sold-history",
+    "ebay-sold-uk",
+    "keepa-amazon",
+    "lambda-list-price",
+    "newegg-siliconvalueindex",
+    "tomshardware-ebay",
+)
 RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})
 # Publishers of the bundled benchmark figures (sources/data/benchmarks/MANIFEST.md).
 BENCHMARK_SOURCES = frozenset({"lambda", "nvidia-dle", "mlperf"})
@@ -208,6 +220,40 @@ def read_retail_observations(
     frame = read_table(path, columns, unique=key, line_column=_LINE)
     _check_plausible(frame, path, "price", ("gpu_id", "currency"), launch_prices, "USD")
     return frame.drop(_LINE)
+
+
+def price_fact_files(prices_dir: str | Path) -> list[Path]:
+    """The bundled retail fact files: the page facts, then one history file per source."""
+    prices_dir = Path(prices_dir)
+    return [prices_dir / "retail_observations.csv", *sorted((prices_dir / "history").glob("*.csv"))]
+
+
+def read_price_facts(
+    prices_dir: str | Path,
+    gpu_ids: frozenset[str] | None,
+    launch_prices: Mapping[str, float] | None = None,
+) -> pl.DataFrame:
+    """Every bundled retail fact (read_retail_observations on each file, concatenated).
+
+    Raises:
+        BadInputError: A bad row in any file, or a source found in two files (its rows
+            would be loaded twice; each source has one file).
+    """
+    frames, owner = [], {}
+    for path in price_fact_files(prices_dir):
+        if not path.exists():
+            continue
+        frame = read_retail_observations(path, gpu_ids, launch_prices)
+        for source in frame["source"].unique().sort():
+            if source in owner:
+                raise BadInputError(
+                    path, 0, "source", f"{source!r} also has rows in {owner[source].name}"
+                )
+            owner[source] = path
+        frames.append(frame)
+    if not frames:
+        raise BadInputError(prices_dir, 0, "file", "no retail price facts")
+    return pl.concat(frames, how="vertical_relaxed")
 
 
 def _check_plausible(

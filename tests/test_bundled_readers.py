@@ -6,10 +6,13 @@ import shutil
 import pytest
 
 from sources.bundled import (
+    CURATED_SOURCES,
     DATA_DIR,
+    PAGE_SOURCES,
     read_benchmark_figures,
     read_cloud_offers,
     read_fx_rates,
+    read_price_facts,
     read_retail_observations,
 )
 from sources.tables import BadInputError
@@ -119,9 +122,26 @@ def test_fx_rate_and_benchmark_dates_in_the_future_are_refused(tmp_path):
 
 
 def test_the_bundled_snapshot_passes_every_check():
-    assert read_retail_observations(DATA_DIR / "prices" / "retail_observations.csv", None).height
+    facts = read_price_facts(DATA_DIR / "prices", None)
+    assert facts.height >= 10_000
+    # Each curated source has its own history file; the page facts keep only page sources.
+    pages = read_retail_observations(DATA_DIR / "prices" / "retail_observations.csv", None)
+    assert set(pages["source"]) <= set(PAGE_SOURCES)
+    assert set(facts["source"]) - set(PAGE_SOURCES) <= set(CURATED_SOURCES)
     for path in sorted((DATA_DIR / "cloud").glob("*.csv")):
         assert read_cloud_offers(path, None).height
+
+
+def test_a_source_in_two_fact_files_is_refused(tmp_path):
+    prices = tmp_path / "prices"
+    (prices / "history").mkdir(parents=True)
+    row = retail_row()
+    (prices / "retail_observations.csv").write_text(RETAIL_HEADER, encoding="utf-8")
+    (prices / "history" / "a.csv").write_text(RETAIL_HEADER + row, encoding="utf-8")
+    assert read_price_facts(prices, None).height == 1
+    (prices / "history" / "b.csv").write_text(RETAIL_HEADER + row, encoding="utf-8")
+    with pytest.raises(BadInputError, match="also has rows in a.csv"):
+        read_price_facts(prices, None)
 
 
 def test_benchmark_figure_from_an_unknown_publisher_is_refused(tmp_path):

@@ -191,9 +191,10 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(
     token_hits = [h for h in Hostile.hits if h.startswith("/ebay-api/")]
     assert len(amazon_hits) == 1
     assert (ebay_hits, len(token_hits)) == ([], 2 * 5)  # per query: 1 try + 4 retries
-    # The site shows the failed sources as stale, with the short reason, not a traceback.
+    # The site shows the failed sources as failed, with the short reason and that their last
+    # good rows are kept, not a traceback.
     site = (root / "site" / "latest" / "index.html").read_text(encoding="utf-8")
-    assert "stale: last attempt failed (0 of 3 pages: captcha page)" in site
-    assert "stale: last attempt failed (HTTP 503)" in site
-    assert "stale: not fetched (no public price API" in site
+    assert "last attempt failed (0 of 3 pages: captcha page); its rows of" in site
+    assert "last attempt failed (HTTP 503)" in site
+    assert "last attempt skipped (no public price API" in site
     assert "HTTPConnectionPool" not in site and "Traceback" not in site

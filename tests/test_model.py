@@ -7,6 +7,7 @@ import pytest
 from pipeline.model.cloud import break_even_days, cloud_vs_buy
 from pipeline.model.cost import best_market, electricity_usd_per_year, perf_per_dollar
 from pipeline.model.debias import debias
+from pipeline.model.nowcast import prices_today
 from pipeline.model.parameters import ModelParameters, from_env
 from pipeline.model.performance import (
     eight_bit_speedup,
@@ -14,7 +15,7 @@ from pipeline.model.performance import (
     place_on_anchor,
     relative_performance,
 )
-from pipeline.model.prices import daily_prices, latest_prices
+from pipeline.model.prices import daily_prices
 
 DAY = dt.date(2026, 5, 20)
 PARAMS = ModelParameters()
@@ -384,7 +385,7 @@ def test_daily_price_keeps_everything_when_mad_is_zero():
     assert (row["price_usd"], row["n_observations"], row["n_dropped"]) == (999.0, 1, 0)
 
 
-def test_latest_prices_adds_mean_market_dated_by_the_older_price():
+def test_prices_today_mean_market_only_where_both_are_fresh():
     daily = pl.DataFrame(
         {
             "day": [
@@ -392,18 +393,25 @@ def test_latest_prices_adds_mean_market_dated_by_the_older_price():
                 dt.date(2026, 3, 1),
                 dt.date(2026, 2, 1),
                 dt.date(2026, 9, 1),
+                dt.date(2025, 1, 1),
+                dt.date(2026, 5, 1),
             ],
-            "gpu_id": ["g"] * 4,
-            "market": ["new", "new", "used", "used"],
-            "price_usd": [1000.0, 900.0, 600.0, 1.0],
+            "gpu_id": ["g"] * 4 + ["h"] * 2,
+            "market": ["new", "new", "used", "used", "used", "new"],
+            "price_usd": [1000.0, 900.0, 600.0, 1.0, 400.0, 800.0],
         }
     )
-    out = latest_prices(daily, dt.date(2026, 6, 1))
-    rows = {r["market"]: r for r in out.iter_rows(named=True)}
-    assert rows["new"]["price_usd"] == 900.0
-    assert rows["used"]["price_usd"] == 600.0  # the September price is after as_of
-    assert rows["mean"]["price_usd"] == 750.0
-    assert rows["mean"]["price_day"] == dt.date(2026, 2, 1)
+    out = prices_today(daily, pl.DataFrame({"gpu_id": ["g", "h"]}), ModelParameters(),
+                       dt.date(2026, 6, 1), "random_walk")  # fmt: skip
+    rows = {(r["gpu_id"], r["market"]): r for r in out.iter_rows(named=True)}
+    assert rows["g", "new"]["price_usd"] == 900.0
+    assert rows["g", "used"]["price_usd"] == 600.0  # the September price is after as_of
+    assert rows["g", "mean"]["price_usd"] == 750.0
+    assert rows["g", "mean"]["price_day"] == dt.date(2026, 2, 1)
+    # h's used price is 516 days old: nowcast, so no mean of prices of different vintages.
+    assert rows["h", "used"]["price_method"] == "nowcast"
+    assert rows["h", "used"]["price_day"] == dt.date(2025, 1, 1)
+    assert ("h", "mean") not in rows
 
 
 def test_perf_per_dollar_by_hand():

@@ -10,8 +10,8 @@ import pytest
 from pipeline.model.cloud import cloud_perf_per_dollar, cloud_vs_buy
 from pipeline.model.cost import electricity_expr, perf_per_dollar
 from pipeline.model.fit import efficiency_table
+from pipeline.model.nowcast import prices_today
 from pipeline.model.parameters import ModelParameters, from_env, with_overrides
-from pipeline.model.prices import latest_prices
 from pipeline.model.recommendations import buy_candidates, recommendations, rent_candidates
 from pipeline.model.sensitivity import rank_ranges, sensitivity
 from pipeline.model.uncertainty import (
@@ -191,7 +191,7 @@ def test_price_replicates_resample_the_days_observations():
         .group_by("day", "gpu_id", "market")
         .agg(pl.col("price_usd").median())
     )
-    latest = latest_prices(daily, DAY)
+    latest = prices_today(daily, pl.DataFrame({"gpu_id": ["a", "b"]}), PARAMS, DAY, "random_walk")
     reps = price_replicates(obs, latest, PARAMS)
     assert reps.group_by("gpu_id", "market").len()["len"].to_list() == [200] * 4
     used = reps.filter((pl.col("gpu_id") == "a") & (pl.col("market") == "used"))

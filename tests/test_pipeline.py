@@ -224,7 +224,8 @@ def test_broken_provider_fails_alone_and_its_offers_show_as_stale(built, tmp_pat
         con.close()
     report = (out.site / "latest" / "report.md").read_text()
     azure_row = next(line for line in report.splitlines() if "| cloud prices | azure |" in line)
-    assert "stale: last attempt failed" in azure_row and "azure.csv, line 4" in azure_row
+    assert "| failed |" in azure_row and "last attempt failed" in azure_row
+    assert "azure.csv, line 4" in azure_row and "are kept" in azure_row
 
 
 def test_bundled_run_records_the_retail_sources_as_ok(built):

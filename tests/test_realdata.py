@@ -118,16 +118,20 @@ def _lambda_v0_rows_by_normalised_name() -> set[tuple]:
 
 
 def test_every_keepa_price_is_in_the_cited_history():
-    rows = read_retail_observations(DATA_DIR / "prices" / "retail_observations.csv", None).filter(
-        pl.col("source") == "keepa-amazon"
-    )
-    assert rows.height > 0
+    rows = read_retail_observations(DATA_DIR / "prices" / "history" / "keepa-amazon.csv", None)
+    checked = 0
     for row in rows.iter_rows(named=True):
         name = Path(row["citation"].split(" ", 1)[1].rsplit("@", 1)[0]).name
-        history = json.loads(realdata("history", "keepa_amazon", name).read_text())["prices"]
-        day = row["observed_at"].date().isoformat()
-        same_day = [p for ts, p in history.items() if ts.startswith(day)]
-        assert row["price"] in same_day, (name, day, row["price"])
+        local = realdata("history", "keepa_amazon", name)
+        if not local.exists():  # only 11 of the tracker's files are captured locally
+            continue
+        history = json.loads(local.read_text())["prices"]
+        stamp = row["observed_at"].isoformat()
+        assert history.get(stamp) == row["price"] or row["price"] in [
+            p for ts, p in history.items() if ts.startswith(stamp)
+        ], (name, stamp, row["price"])
+        checked += 1
+    assert checked >= 5000
 
 
 @pytest.mark.parametrize(

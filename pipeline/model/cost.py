@@ -139,6 +139,10 @@ def costed(
     catalog = catalog_platforms(gpus)
     if "sources" not in prices.columns:
         prices = prices.with_columns(sources=pl.lit(None, dtype=pl.Utf8))
+    if "price_method" not in prices.columns:  # bootstrap draws and hand-made test prices
+        prices = prices.with_columns(price_method=pl.lit("observed"))
+    wanted = [*by, "gpu_id", "market", "price_usd", "price_day", "sources", "price_method"]
+    prices = prices.select([c for c in wanted if c in prices.columns])
     joined = relative.join(prices, on=["gpu_id", *by]).join(catalog, on="gpu_id")
     joined = joined.with_columns(price_scope=price_scope_expr()).join(
         systems, on=system_keys, nulls_equal=True
@@ -212,6 +216,7 @@ def perf_per_dollar(
             pl.col("value").alias("relative_performance"),
             "method",
             "price_day",
+            "price_method",
             "host_cost_usd",
             pl.col("efficiency").alias("multi_gpu_efficiency"),
             "rank",

@@ -70,6 +70,24 @@ class ModelParameters:
     )  # fmt: skip
     # Robust daily price: drop observations beyond k scaled MADs of the median.
     price_mad_k: float = 3.0
+    # Today's price (pipeline/model/nowcast.py): a price observed within this many days of
+    # the run date is used as observed; an older one is nowcast to the run date with the
+    # drift and volatility of its market segment, up to `price_max_age_days`, beyond which
+    # the GPU has no price for today. 180 days: half a year is about how long a street
+    # price stays within the volatility of one observation (back-test in methodology §5).
+    price_freshness_days: int = 180
+    price_max_age_days: int = 730
+    # An input older than this (days, by kind) is reported `stale` (report and run summary).
+    # Retail prices: the freshness window; cloud prices change month to month; benchmark
+    # tables lag new GPUs and software by a year or two; spec sheets gain new GPUs yearly.
+    stale_after_days: dict[str, int] = field(
+        default_factory=lambda: {
+            "retail prices": 180,
+            "cloud prices": 30,
+            "benchmarks": 730,
+            "specs": 365,
+        }
+    )
 
     # --- cost, uncertainty and decisions (docs/methodology.md §5-9) ---
     # Multiplies every host_cost_usd entry: one knob for cheaper or dearer hosts.
@@ -130,6 +148,8 @@ _ENV = {
     "GPUVALUE_SERVER_HOST_COST_USD": ("server_host_cost_usd", _sized_floats),
     "GPUVALUE_BOOTSTRAP_REPLICATES": ("bootstrap_replicates", int),
     "GPUVALUE_BOOTSTRAP_SEED": ("bootstrap_seed", int),
+    "GPUVALUE_PRICE_FRESHNESS_DAYS": ("price_freshness_days", int),
+    "GPUVALUE_PRICE_MAX_AGE_DAYS": ("price_max_age_days", int),
 }
 
 
@@ -175,6 +195,8 @@ def check(params: ModelParameters) -> ModelParameters:
         missing = [n for n in sizes if n not in hosts or n not in params.multi_gpu_efficiency]
         if missing:
             raise ValueError(f"{kind} sizes {missing} need {name} and multi_gpu_efficiency entries")
+    if not 0 <= params.price_freshness_days <= params.price_max_age_days:
+        raise ValueError("need 0 <= price_freshness_days <= price_max_age_days")
     if params.bootstrap_replicates < 1:
         raise ValueError("bootstrap_replicates must be at least 1")
     return params

@@ -43,6 +43,7 @@ import polars as pl
 from pipeline.model.debias import era_term
 from pipeline.model.fit import t975
 from pipeline.model.parameters import ModelParameters
+from pipeline.model.segments import segment_expr
 
 FP8_ARCHITECTURES = ("ada", "hopper", "blackwell", "cdna3", "cdna4")
 INT8_ARCHITECTURES = ("turing", "ampere")
@@ -236,8 +237,6 @@ def spec_features(gpus: pl.DataFrame) -> pl.DataFrame:
     # Consumer cards: GeForce spec sheets give the fp16 tensor rate with fp32 accumulate at
     # half rate, which understates what mixed-precision training reaches on them (much of
     # it is bandwidth-bound); the family model gives the segment its own shrunk offset.
-    name = pl.col("name").cast(pl.Utf8) if "name" in gpus.columns else pl.lit("")
-    consumer = name.fill_null("").str.contains(r"(?i)\b(geforce|radeon rx)\b")
     return gpus.select(
         "gpu_id",
         log_bw=log_of("memory_bandwidth_gbs"),
@@ -246,7 +245,7 @@ def spec_features(gpus: pl.DataFrame) -> pl.DataFrame:
         log_tdp=log_of("tdp_w"),
         vendor=text("vendor").fill_null("unknown"),
         architecture=text("architecture").fill_null("unknown"),
-        segment=pl.when(consumer).then(pl.lit("consumer")).otherwise(pl.lit("professional")),
+        segment=segment_expr() if "name" in gpus.columns else pl.lit("professional"),
     )
 
 

@@ -1,7 +1,5 @@
 """Robust daily prices from individual observations."""
 
-import datetime as dt
-
 import polars as pl
 
 # 1.4826 * MAD estimates the standard deviation of normally distributed prices.
@@ -75,43 +73,3 @@ def drop_counts(observations: pl.DataFrame, mad_k: float = 3.0) -> pl.DataFrame:
         .agg(n=pl.len().cast(pl.Int32))
         .sort("day", "source", "reason")
     )
-
-
-def latest_prices(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
-    """Newest daily price on or before `as_of` per gpu x market, plus the `mean` market.
-
-    `mean` is the mean of the new and used prices where both exist (Dettmers: A56, B578);
-    its price_day is the older of the two, so its age is never understated. `sources` is
-    the daily price's comma-separated sources (the cost model tells a whole-server price
-    share from a GPU price by it).
-    """
-    if "sources" not in daily.columns:
-        daily = daily.with_columns(sources=pl.lit(None, dtype=pl.Utf8))
-    latest = (
-        daily.filter(pl.col("day") <= as_of)
-        .sort("day")
-        .group_by("gpu_id", "market")
-        .agg(
-            pl.col("price_usd").last(),
-            price_day=pl.col("day").last(),
-            sources=pl.col("sources").last(),
-        )
-    )
-    both = (
-        latest.group_by("gpu_id")
-        .agg(
-            n_markets=pl.col("market").n_unique(),
-            price_usd=pl.col("price_usd").mean(),
-            price_day=pl.col("price_day").min(),
-            sources=pl.col("sources")
-            .drop_nulls()
-            .str.split(",")
-            .explode()
-            .unique()
-            .sort()
-            .str.join(","),
-        )
-        .filter(pl.col("n_markets") == 2)
-        .select("gpu_id", pl.lit("mean").alias("market"), "price_usd", "price_day", "sources")
-    )
-    return pl.concat([latest.select(both.columns), both]).sort("gpu_id", "market")

@@ -59,9 +59,10 @@ def price_samples(observations: pl.DataFrame, latest: pl.DataFrame, mad_k: float
     if "drop_reason" in observations.columns:
         usable = observations.filter(pl.col("drop_reason").is_null())
     kept = flag_outliers(usable, mad_k).filter(~pl.col("outlier"))
-    days = latest.filter(pl.col("market") != "mean").select(
-        "gpu_id", "market", "price_usd", "price_day"
-    )
+    days = latest.filter(pl.col("market") != "mean")
+    if "price_method" in days.columns:  # a nowcast has no observations of today
+        days = days.filter(pl.col("price_method") == "observed")
+    days = days.select("gpu_id", "market", "price_usd", "price_day")
     return (
         days.join(
             kept.select("gpu_id", "market", "day", obs="price_usd"),
@@ -111,11 +112,21 @@ def price_replicates(
         else:
             sd = _MEDIAN_SE * spread / math.sqrt(max(n, 1))
             draws.append(point * np.exp(rng.normal(0.0, sd, size=reps)))
+    ids, markets = samples["gpu_id"].to_list(), samples["market"].to_list()
+    # A nowcast is drawn log-normally with its own SD (the volatility over its age).
+    if "price_method" in latest.columns:
+        nowcasts = latest.filter(pl.col("price_method") == "nowcast").sort("gpu_id", "market")
+        for gpu_id, market, point, sd in nowcasts.select(
+            "gpu_id", "market", "price_usd", "log_sd"
+        ).iter_rows():
+            draws.append(point * np.exp(rng.normal(0.0, sd or 0.0, size=reps)))
+            ids.append(gpu_id)
+            markets.append(market)
     single = pl.DataFrame(
         {
             "replicate": _replicate_ids(params, len(draws)),
-            "gpu_id": np.repeat(samples["gpu_id"].to_numpy(), reps),
-            "market": np.repeat(samples["market"].to_numpy(), reps),
+            "gpu_id": np.repeat(np.asarray(ids, dtype=object), reps),
+            "market": np.repeat(np.asarray(markets, dtype=object), reps),
             "price_usd": np.concatenate(draws) if draws else np.zeros(0),
         },
         schema=_PRICE_SCHEMA,

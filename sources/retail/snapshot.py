@@ -79,7 +79,11 @@ def render_amazon_search(query: str, rows: Iterable[dict], fetched: dt.datetime)
 
 
 def render_ebay_sold(query: str, rows: Iterable[dict]) -> bytes:
-    """An eBay.com sold-listings search page (2025+ s-card layout)."""
+    """An eBay.com sold-listings search page (2025+ s-card layout; test fixtures).
+
+    The bundled sold listings are curated history now (sources/data/prices/history/), so
+    no bundled page uses it; tests render sold pages with it.
+    """
     cards = [
         """<li class="s-card s-card--horizontal" data-listingid="123456">
  <div class="s-card__title"><span>Shop on eBay</span></div>
@@ -149,13 +153,7 @@ def build(facts: pl.DataFrame, archive: Archive) -> pl.DataFrame:
                 for r in records
             ]
         else:
-            # Sold listings are dated by the sale; the original scraper's time is unknown.
-            fetched = dt.datetime.combine(day, dt.time(23, 59))
-            query = "RTX 3080 3090"
-            url = "https://www.ebay.com/sch/i.html?" + urlencode(
-                {"_nkw": query, "LH_Sold": 1, "LH_Complete": 1, "_ipg": 60}
-            )
-            kinds = [("ebay", url, render_ebay_sold(query, records))]
+            raise ValueError(f"no page renderer for source {source!r} (PAGE_SOURCES)")
         for parser_source, url, content in kinds:
             stored = archive.store(
                 url=url,

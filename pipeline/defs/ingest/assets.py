@@ -21,12 +21,9 @@ from sources.archive import Archive, redact_text
 from sources.benchmarks.flags import flag_benchmarks, flag_counts
 from sources.benchmarks.inbox import load_inbox, merge_with_bundled
 from sources.bundled import (
-    CURATED_SOURCES,
     read_benchmark_figures,
     read_cloud_offers,
     read_fx_rates,
-    read_retail_observations,
-    to_usd,
 )
 from sources.catalog import Catalog, match_title, normalize_condition
 from sources.cloud.providers import PROVIDERS, fetch_provider
@@ -190,7 +187,7 @@ def benchmark_results(
 def price_observations(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Parse the partition days' archived retail pages, plus the curated price history.
+    """Parse the partition days' archived retail pages (curated history: price_history).
 
     A run may cover a range of days (a backfill re-parses the archive, never re-scrapes);
     each source x day in it is replaced. In live mode today's pages are fetched first.
@@ -209,13 +206,6 @@ def price_observations(
                     con, fetch.source, fetch.status, fetch.fetched, fetch.reason, "retail"
                 )
     with open_warehouse(warehouse) as con:
-        ids = catalog_ids(con)
-        launch = dict(
-            con.sql(
-                "SELECT gpu_id, launch_price_usd FROM gpus WHERE launch_price_usd IS NOT NULL"
-            ).fetchall()
-        )
-        curated = curated_history(settings, ids, rates, first, last, launch)
         # The archive also holds cloud API responses; only retail sources are parsed here.
         responses = [
             response
@@ -235,8 +225,8 @@ def price_observations(
             condition_of=normalize_condition,
             rates=rates,
         )
-        rows = pl.concat([curated, parsed], how="diagonal_relaxed")
-        sources = sorted(set(CURATED_SOURCES) | set(PARSERS))
+        rows = parsed
+        sources = sorted(PARSERS)
         placeholders = ", ".join("?" for _ in sources)
         deleted, inserted = replace_rows(
             con,
@@ -267,27 +257,6 @@ def price_observations(
             "by_source": _counts(rows, "source"),
             "dropped": _counts(rows.filter(pl.col("drop_reason").is_not_null()), "drop_reason"),
         }
-    )
-
-
-def curated_history(
-    settings: GpuvalueSettings,
-    ids: frozenset[str],
-    rates: pl.DataFrame,
-    first: dt.date,
-    last: dt.date,
-    launch_prices: dict[str, float] | None = None,
-) -> pl.DataFrame:
-    """Rows of the curated history (aggregates and datasets, not pages) in the day range."""
-    path = settings.data_path("prices", "retail_observations.csv")
-    facts = read_retail_observations(path, ids, launch_prices)
-    rows = facts.filter(
-        pl.col("source").is_in(CURATED_SOURCES)
-        & pl.col("observed_at").dt.date().is_between(first, last)
-    )
-    return to_usd(rows, rates, path).with_columns(
-        match_reason=pl.lit("curated: gpu_id assigned when transcribed"),
-        drop_reason=pl.lit(None, dtype=pl.Utf8),
     )
 
 
@@ -372,7 +341,7 @@ def fetch_retail(
     group_name="ingest",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[price_observations],
+    deps=[price_observations, "price_history"],
     partitions_def=daily,
     backfill_policy=dg.BackfillPolicy.single_run(),
     description=(
@@ -385,18 +354,9 @@ def gpu_prices_daily(
 ) -> dg.MaterializeResult:
     """Aggregate the partition days' usable observations into robust daily prices."""
     first, last = _day_range(context)
-    mad_k = settings.parameters().price_mad_k
     with open_warehouse(warehouse) as con:
-        observations = con.sql(
-            "SELECT * FROM price_observations WHERE CAST(observed_at AS DATE) BETWEEN ? AND ?",
-            params=[first, last],
-        ).pl()
-        rows = daily_prices(observations.filter(pl.col("drop_reason").is_null()), mad_k)
-        drops = drop_counts(observations, mad_k)
-        deleted, inserted = replace_rows(
-            con, "gpu_prices_daily", rows, "day BETWEEN ? AND ?", [first, last]
-        )
-        replace_rows(con, "price_drops", drops, "day BETWEEN ? AND ?", [first, last])
+        rows, drops = refresh_daily_prices(con, first, last, settings.parameters().price_mad_k)
+    inserted = rows.height
     dropped = int(drops["n"].sum()) if drops.height else 0
     context.log.info(
         f"gpu_prices_daily {first}..{last}: {inserted} prices; {dropped} observations dropped"
@@ -519,6 +479,26 @@ def live_cloud_offers(
         f"cloud_offers[{provider}]: {len(report.results)} responses, {len(offers)} offers"
     )
     return rows, unknown, f"live, {len(report.results)} responses"
+
+
+def refresh_daily_prices(
+    con, first: dt.date, last: dt.date, mad_k: float
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Recompute gpu_prices_daily and price_drops for the days first..last from every source.
+
+    The one place daily prices are made: a night's partition and a history backfill both
+    call it, so a day's price is the median over all its observations whoever loaded them.
+    Returns the rows written (daily prices, drop counts).
+    """
+    observations = con.sql(
+        "SELECT * FROM price_observations WHERE CAST(observed_at AS DATE) BETWEEN ? AND ?",
+        params=[first, last],
+    ).pl()
+    rows = daily_prices(observations.filter(pl.col("drop_reason").is_null()), mad_k)
+    drops = drop_counts(observations, mad_k)
+    replace_rows(con, "gpu_prices_daily", rows, "day BETWEEN ? AND ?", [first, last])
+    replace_rows(con, "price_drops", drops, "day BETWEEN ? AND ?", [first, last])
+    return rows, drops
 
 
 def _record_status(

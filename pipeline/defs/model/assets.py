@@ -16,6 +16,7 @@ from dagster_duckdb import DuckDBResource
 from pipeline.defs.model.decisions import (
     bootstrap,
     read_latest_offers,
+    read_latest_prices,
     require_run_parameters,
     run_efficiencies,
 )
@@ -36,7 +37,6 @@ from pipeline.model.debias import (
 )
 from pipeline.model.fit import fit_constants, mark_used
 from pipeline.model.performance import relative_performance as compute_relative_performance
-from pipeline.model.prices import latest_prices
 from pipeline.model.uncertainty import with_intervals
 from warehouse.db import replace_rows
 
@@ -147,15 +147,11 @@ def relative_performance(
     )
 
 
-def _latest_prices(con, run_date: dt.date) -> pl.DataFrame:
-    return latest_prices(con.sql("SELECT * FROM gpu_prices_daily").pl(), run_date)
-
-
 @dg.asset(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[relative_performance, "gpu_prices_daily", "price_observations"],
+    deps=[relative_performance, "current_prices"],
     description=(
         "One row per GPU x workload x system size (1, 2, 4, 8) x market (new, used, mean): "
         "total cost of ownership, relative performance per dollar, its bootstrap 95 % "
@@ -177,7 +173,7 @@ def perf_per_dollar(
         rows = with_intervals(
             compute_perf_per_dollar(
                 relative,
-                _latest_prices(con, run_date),
+                read_latest_prices(con, run_date),
                 catalog,
                 params,
                 run_date,
@@ -202,7 +198,7 @@ def perf_per_dollar(
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
     # benchmark_debiased: it stores the run's parameters in model_runs, checked here.
-    deps=[benchmark_debiased, "cloud_offers", "gpu_prices_daily", "gpus"],
+    deps=[benchmark_debiased, "cloud_offers", "current_prices", "gpus"],
     description=(
         "One row per GPU x provider x price type x utilisation: days after which buying a "
         "1-GPU system is cheaper than renting that GPU."
@@ -219,7 +215,7 @@ def cloud_vs_buy(
         offers = read_latest_offers(con, run_date)
         catalog = con.sql("SELECT * FROM gpus").pl()
         rows = compute_cloud_vs_buy(
-            offers, _latest_prices(con, run_date), catalog, params, run_date
+            offers, read_latest_prices(con, run_date), catalog, params, run_date
         )
         replace_rows(con, "cloud_vs_buy", rows, "run_date = ?", [run_date])
     context.log.info(f"cloud_vs_buy {run_date}: {rows.height} rows")

@@ -22,7 +22,6 @@ from pipeline.defs.resources import (
 from pipeline.model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
 from pipeline.model.fit import efficiency_table
 from pipeline.model.parameters import ModelParameters
-from pipeline.model.prices import latest_prices
 from pipeline.model.recommendations import (
     buy_candidates,
     rent_candidates,
@@ -40,8 +39,24 @@ KINDS = {"duckdb", "polars"}
 
 
 def read_latest_prices(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Each GPU's newest price per market on or before the run date (plus `mean`)."""
-    return latest_prices(con.sql("SELECT * FROM gpu_prices_daily").pl(), run_date)
+    """Today's price per GPU x market for the run (the current_prices asset's rows)."""
+    return read_for_run(con, "current_prices", run_date)
+
+
+def read_price_observations(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """The usable observations behind the run's observed prices (their day, GPU, market).
+
+    Only these feed the price bootstrap, so the read is bounded by the GPUs priced today,
+    not by the length of the history.
+    """
+    return con.sql(
+        "SELECT o.* FROM price_observations o JOIN current_prices c"
+        " ON o.gpu_id = c.gpu_id AND o.market = c.market"
+        " AND CAST(o.observed_at AS DATE) = c.price_day"
+        " WHERE c.run_date = ? AND c.price_method = 'observed' AND c.market <> 'mean'"
+        " AND o.drop_reason IS NULL",
+        params=[run_date],
+    ).pl()
 
 
 def read_latest_offers(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
@@ -118,7 +133,7 @@ def bootstrap(
     return perf_per_dollar_replicates(
         read_for_run(con, "relative_performance", run_date),
         read_latest_prices(con, run_date),
-        con.sql("SELECT * FROM price_observations").pl(),
+        read_price_observations(con, run_date),
         con.sql("SELECT * FROM gpus").pl(),
         params,
         run_efficiencies(con, run_date, params),
@@ -165,7 +180,7 @@ def cloud_perf_per_dollar(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=["relative_performance", "gpu_prices_daily", "gpus"],
+    deps=["relative_performance", "current_prices", "gpus"],
     description=(
         "One row per cost parameter x value x GPU x workload x system size x market: perf "
         "per dollar and its rank with that one parameter varied over its stated range, "
@@ -200,7 +215,7 @@ def sensitivity(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=["perf_per_dollar", "cloud_perf_per_dollar", "price_observations"],
+    deps=["perf_per_dollar", "cloud_perf_per_dollar", "current_prices"],
     description=(
         "One row per workload x memory tier (>= 8, 12, 16, 24, 48, 80 GB) x option "
         "(buy_new, buy_used, rent, rent_spot): the best GPU with its 95 % interval, the "

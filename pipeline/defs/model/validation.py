@@ -9,12 +9,14 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.model.decisions import require_run_parameters
+from pipeline.defs.model.prices import nowcast_choice, read_monthly
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
     GpuvalueSettings,
     open_warehouse,
     run_date_for,
 )
+from pipeline.model.nowcast import backtest_validation
 from pipeline.model.validation import model_validation as compute_model_validation
 from warehouse.db import replace_rows
 
@@ -23,12 +25,18 @@ from warehouse.db import replace_rows
     group_name="model",
     kinds={"duckdb", "polars"},
     pool=WAREHOUSE_POOL,
-    deps=["benchmark_debiased", "relative_performance", "benchmark_results", "gpus"],
+    deps=[
+        "benchmark_debiased",
+        "relative_performance",
+        "benchmark_results",
+        "gpus",
+        "gpu_prices_daily",
+    ],  # fmt: skip
     description=(
         "One row per validation figure: fitted batch-size gain vs Dettmers' 13.6 %/13.5 %, "
         "1-GPU throughput predicted from n-GPU results (fitted e_n vs dividing by n), "
         "leave-one-GPU-out error of the spec-based estimator, and debiased A100/V100 "
-        "speedups vs Dettmers' 1.45x/1.70x."
+        "speedups vs Dettmers' 1.45x/1.70x, and the price nowcast's rolling-origin back-test."
     ),
 )
 def model_validation(
@@ -48,6 +56,12 @@ def model_validation(
             "SELECT * FROM model_constants WHERE run_date = ?", params=[run_date]
         ).pl()
         rows = compute_model_validation(results, catalog, debiased, constants, params, run_date)
+        chosen, summary = nowcast_choice(
+            read_monthly(con, run_date), catalog, params.price_max_age_days
+        )
+        rows = pl.concat(
+            [rows, backtest_validation(summary, chosen, run_date)], how="diagonal_relaxed"
+        )
         replace_rows(con, "model_validation", rows, "run_date = ?", [run_date])
     headline = rows.filter(pl.col("metric").is_in(["median_ape", "speedup"]))
     context.log.info(f"model_validation {run_date}: {rows.height} rows")

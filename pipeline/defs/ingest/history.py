@@ -1,0 +1,127 @@
+"""The curated price history: a backfill of dated, cited price series into the warehouse.
+
+Aggregates and datasets (Keepa series, Tom's Hardware monthly eBay averages, sold-listing
+datasets, list prices; sources/data/prices/MANIFEST.md) are facts with a gpu_id assigned
+when they were transcribed, not pages to parse. They enter through the same tables and the
+same daily-price step as a live night's parsed pages (`refresh_daily_prices`), in one
+materialization rather than one Dagster run per day of history: a partition per day from
+2019 would cost more in run bookkeeping than the load itself. The load is idempotent (all
+curated rows are replaced as a unit) and skipped when the files are unchanged.
+"""
+
+import datetime as dt
+import hashlib
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.ingest.assets import KINDS, catalog_ids, gpus, refresh_daily_prices
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
+from sources.bundled import (
+    CURATED_SOURCES,
+    price_fact_files,
+    read_fx_rates,
+    read_price_facts,
+    to_usd,
+)
+from warehouse.db import replace_rows
+
+
+def fingerprint(paths) -> str:
+    """sha256 over the files' names and bytes (a changed, added or removed file changes it)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in paths if p.exists()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@dg.asset(
+    group_name="ingest",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=[gpus],
+    description=(
+        "The curated, cited price history (one file per source in sources/data/prices/"
+        "history/) loaded into price_observations, with the daily prices of its days "
+        "recomputed; skipped when the files are unchanged since the last load."
+    ),
+)
+def price_history(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Replace every curated-history row and refresh the daily prices of the days touched."""
+    prices_dir = settings.data_path("prices")
+    fx_path = prices_dir / "fx_rates.csv"
+    files = price_fact_files(prices_dir)
+    stamp = fingerprint([*files, fx_path])
+    with open_warehouse(warehouse) as con:
+        last = con.sql(
+            "SELECT fingerprint FROM history_loads ORDER BY loaded_at DESC LIMIT 1"
+        ).fetchall()
+        if last and last[0][0] == stamp:
+            context.log.info("price_history: files unchanged since the last load; nothing to do")
+            return dg.MaterializeResult(metadata={"status": "unchanged", "fingerprint": stamp})
+        ids = catalog_ids(con)
+        launch = dict(
+            con.sql(
+                "SELECT gpu_id, launch_price_usd FROM gpus WHERE launch_price_usd IS NOT NULL"
+            ).fetchall()
+        )
+        facts = read_price_facts(prices_dir, ids, launch)
+        curated = facts.filter(pl.col("source").is_in(CURATED_SOURCES))
+        rows = to_usd(curated, read_fx_rates(fx_path), prices_dir).with_columns(
+            match_reason=pl.lit("curated: gpu_id assigned when transcribed"),
+            drop_reason=pl.lit(None, dtype=pl.Utf8),
+        )
+        placeholders = ", ".join("?" for _ in CURATED_SOURCES)
+        where = f"source IN ({placeholders})"
+        before = con.sql(
+            f"SELECT min(CAST(observed_at AS DATE)), max(CAST(observed_at AS DATE)) "
+            f"FROM price_observations WHERE {where}",
+            params=list(CURATED_SOURCES),
+        ).fetchall()[0]
+        deleted, inserted = replace_rows(
+            con, "price_observations", rows, where, list(CURATED_SOURCES)
+        )
+        days = rows["observed_at"].dt.date()
+        bounds = [d for d in (*before, days.min(), days.max()) if d is not None]
+        if bounds:
+            daily, _ = refresh_daily_prices(
+                con, min(bounds), max(bounds), settings.parameters().price_mad_k
+            )
+        else:
+            daily = pl.DataFrame()
+        replace_rows(
+            con,
+            "history_loads",
+            pl.DataFrame(
+                {
+                    "loaded_at": [dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+                    "fingerprint": [stamp],
+                    "files": [sum(p.exists() for p in files)],
+                    "rows": [inserted],
+                    "first_day": [days.min()],
+                    "last_day": [days.max()],
+                }
+            ),
+            "false",
+        )
+    by_source = rows.group_by("source").agg(pl.len(), pl.col("gpu_id").n_unique()).sort("source")
+    context.log.info(
+        f"price_history: {inserted} rows (replaced {deleted}) over {rows['gpu_id'].n_unique()} "
+        f"GPUs, {days.min()}..{days.max()}; {daily.height} daily prices refreshed"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "status": "loaded",
+            "rows": inserted,
+            "replaced": deleted,
+            "gpus": rows["gpu_id"].n_unique(),
+            "first_day": str(days.min()),
+            "last_day": str(days.max()),
+            "daily_prices_refreshed": daily.height,
+            "by_source": ", ".join(f"{s}: {n} rows, {g} GPUs" for s, n, g in by_source.iter_rows()),
+            "fingerprint": stamp,
+        }
+    )

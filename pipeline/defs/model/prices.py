@@ -1,0 +1,107 @@
+"""Today's prices: the `current_prices` asset and the bounded reads it rests on.
+
+Each read is an aggregate DuckDB computes where the data is: the newest daily price per
+GPU x market (one row each) and the monthly medians of the histories (GPUs x markets x
+months), so a night reads what the model needs, not every observation ever kept.
+"""
+
+import datetime as dt
+
+import dagster as dg
+import duckdb
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.model.decisions import require_run_parameters
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse, run_date_for
+from pipeline.model.nowcast import (
+    backtest,
+    backtest_summary,
+    choose_candidate,
+)
+from pipeline.model.nowcast import (
+    current_prices as compute_current_prices,
+)
+from warehouse.db import replace_rows
+
+
+def read_latest_daily(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """Each GPU x market's newest robust daily price on or before the run date."""
+    return con.sql(
+        "SELECT gpu_id, market, day, price_usd, price_min_usd, price_max_usd, n_observations,"
+        " sources FROM gpu_prices_daily WHERE day <= ? QUALIFY row_number() OVER"
+        " (PARTITION BY gpu_id, market ORDER BY day DESC) = 1 ORDER BY gpu_id, market",
+        params=[run_date],
+    ).pl()
+
+
+def read_monthly(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """Monthly median price per GPU x market up to the run date, `t` its mean day in years.
+
+    The same as nowcast.monthly_series, computed in DuckDB.
+    """
+    return con.sql(
+        "SELECT gpu_id, market, CAST(date_trunc('month', day) AS DATE) AS month,"
+        " median(price_usd) AS price_usd, avg(day - DATE '1970-01-01') / 365.25 AS t"
+        " FROM gpu_prices_daily WHERE day <= ? GROUP BY ALL ORDER BY gpu_id, market, month",
+        params=[run_date],
+    ).pl()
+
+
+def nowcast_choice(
+    monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_days: int
+) -> tuple[str, pl.DataFrame]:
+    """The nowcast candidate the back-test prefers, and the back-test summary."""
+    summary = backtest_summary(backtest(monthly, gpus, max_age_days / 365.25))
+    return choose_candidate(summary), summary
+
+
+@dg.asset(
+    group_name="model",
+    kinds={"duckdb", "polars"},
+    pool=WAREHOUSE_POOL,
+    deps=["benchmark_debiased", "gpu_prices_daily", "gpus"],
+    description=(
+        "One row per GPU x market (new, used, mean) for the run date: the price used today, "
+        "observed if seen within price_freshness_days, else nowcast from its last observation "
+        "with its segment's drift and a widening interval; none beyond price_max_age_days."
+    ),
+)
+def current_prices(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Today's price per GPU x market, with its method, age and interval."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
+        gpus = con.sql("SELECT gpu_id, name, launch_price_usd, release_date FROM gpus").pl()
+        monthly = read_monthly(con, run_date)
+        candidate, summary = nowcast_choice(monthly, gpus, params.price_max_age_days)
+        latest = read_latest_daily(con, run_date)
+        rows = compute_current_prices(latest, monthly, gpus, params, run_date, candidate)
+        replace_rows(
+            con,
+            "current_prices",
+            rows.with_columns(run_date=pl.lit(run_date)),
+            "run_date = ?",
+            [run_date],
+        )
+    too_old = latest.height - rows.filter(pl.col("market") != "mean").height
+    methods = rows.group_by("market", "price_method").len().sort("market", "price_method")
+    overall = summary.filter((pl.col("band") == "all") & (pl.col("candidate") == candidate))
+    context.log.info(
+        f"current_prices {run_date}: {rows.height} prices ({candidate}); {too_old} GPU x market "
+        f"last seen over {params.price_max_age_days} days ago left unpriced"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "run_date": str(run_date),
+            "rows": rows.height,
+            "gpus": rows["gpu_id"].n_unique(),
+            "by_method": ", ".join(f"{m} {p}: {n}" for m, p, n in methods.iter_rows()),
+            "too_old": too_old,
+            "nowcast_candidate": candidate,
+            "backtest_median_ape_pct": float(overall["median_ape"][0]) if overall.height else None,
+        }
+    )
