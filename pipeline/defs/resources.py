@@ -100,8 +100,14 @@ def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnect
     if warehouse.database != ":memory:" and not warehouse.database.startswith("md:"):
         Path(warehouse.database).parent.mkdir(parents=True, exist_ok=True)
     with warehouse.get_connection() as con:
-        migrate(con)
-        yield con
+        # DuckDBResource closes its connection only when the block ends without an error;
+        # closed here either way, so a failed step leaves no open handle on the file (the
+        # next connection in this process, e.g. a read-only one, would be refused).
+        try:
+            migrate(con)
+            yield con
+        finally:
+            con.close()
 
 
 def newest_observation_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
