@@ -51,11 +51,11 @@ query: env  ## read-only SQL against the published warehouse: make query SQL="SE
 	@$(RUN) python -m warehouse.query "$$SQL"
 
 docs: env  ## refresh the generated validation figures in docs/methodology.md (after make run)
-	@test -f warehouse/published/gpuvalue.duckdb || { echo "no published warehouse yet: run 'make run' first"; exit 2; }
+	@test -f "$${GPUVALUE_PUBLISHED_DIR:-warehouse/published}/gpuvalue.duckdb" || { echo "no published warehouse yet: run 'make run' first"; exit 2; }
 	$(RUN) python -m reports.methodology --update-docs
 
 bench: env  ## print timing figures of the pipeline's stages
 	$(RUN) python bench/pipeline_bench.py
 
 clean:  ## remove generated outputs (not the environment)
-	rm -rf .build site warehouse/published warehouse/gpuvalue.duckdb warehouse/gpuvalue.duckdb.wal
+	rm -rf .build site warehouse/published warehouse/releases warehouse/gpuvalue.duckdb warehouse/gpuvalue.duckdb.wal

@@ -18,6 +18,7 @@ import polars as pl
 
 from pipeline.model.comparison import comparison_table
 from reports.report import markdown_table
+from warehouse.publish import default_published_dir
 
 BEGIN = "<!-- BEGIN generated: validation (python -m reports.methodology --update-docs) -->"
 END = "<!-- END generated: validation -->"
@@ -323,7 +324,11 @@ def docs_block(doc: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     """`python -m reports.methodology [--warehouse W] [--update-docs]`."""
     parser = argparse.ArgumentParser(prog="python -m reports.methodology")
-    parser.add_argument("--warehouse", default="warehouse/published/gpuvalue.duckdb")
+    parser.add_argument(
+        "--warehouse",
+        default=str(default_published_dir() / "gpuvalue.duckdb"),
+        help="the published DuckDB file (default: GPUVALUE_PUBLISHED_DIR's, %(default)s)",
+    )
     parser.add_argument("--docs", default="docs/methodology.md", type=Path)
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args(argv)

@@ -2,8 +2,10 @@
 
 Safety (GUIDE section 6): the report's Markdown is rendered with raw HTML disabled and the
 page template autoescapes, so scraped text can never become markup; every path built from
-data is checked to stay inside the site root. Each version is assembled in a temporary
-folder and swapped in with `os.replace`, so a failed build leaves the previous site intact.
+data is checked to stay inside its root. A version is rendered into the build folder here;
+`warehouse.publish` puts it on the site together with the warehouse, as one release (the
+site's `<date>/`, `latest/` and `index.html` then change in one atomic swap with the
+published warehouse).
 """
 
 import datetime as dt
@@ -36,15 +38,6 @@ def inside(root: Path, *parts: str) -> Path:
     return path
 
 
-def _swap_in(staging: Path, target: Path) -> None:
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        os.replace(target, old)
-    os.replace(staging, target)
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def _write_page(folder: Path, name: str, title: str, markdown: str, version: str) -> None:
     """`<name>.md` and `<name>.html` (the Markdown rendered into the page template)."""
     (folder / f"{name}.md").write_text(markdown, encoding="utf-8")
@@ -57,45 +50,38 @@ def _write_page(folder: Path, name: str, title: str, markdown: str, version: str
     (folder / f"{name}.html").write_text(page, encoding="utf-8")
 
 
-def build_site(
-    site_dir: Path,
+def render_version(
+    out_dir: Path,
     run_date: dt.date,
     report_markdown: str,
     chart_files: list[Path],
     methodology_markdown: str,
 ) -> Path:
-    """Write `site/<run_date>/`, refresh `site/latest/` and `site/index.html`.
+    """Render the run's version of the site into `out_dir/<run_date>/` (replaced if there).
 
-    Each version has the report (`index.html`, `report.md`) and the methodology page
+    The version has the report (`index.html`, `report.md`), the methodology page
     (`methodology.html`, `methodology.md`: the run's parameters, fitted constants,
-    validation figures and spec conflicts). Returns the path of the version's index.html.
+    validation figures and spec conflicts) and `charts/`. Returns the version's folder.
     """
-    site_dir.mkdir(parents=True, exist_ok=True)
     version = run_date.isoformat()
-    staging = inside(site_dir, f".{version}.staging")
-    shutil.rmtree(staging, ignore_errors=True)
-    (staging / "charts").mkdir(parents=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    folder = inside(out_dir, version)
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "charts").mkdir(parents=True)
     for chart in chart_files:
-        shutil.copy2(chart, staging / "charts" / chart.name)
-    _write_page(staging, "index", f"gpuvalue {version}", report_markdown, version)
+        shutil.copy2(chart, inside(folder, "charts", chart.name))
+    _write_page(folder, "index", f"gpuvalue {version}", report_markdown, version)
     # The report links to report.md; keep that name for the Markdown download.
-    os.replace(staging / "index.md", staging / "report.md")
+    os.replace(folder / "index.md", folder / "report.md")
     _write_page(
-        staging, "methodology", f"gpuvalue {version}: methodology", methodology_markdown, version
+        folder, "methodology", f"gpuvalue {version}: methodology", methodology_markdown, version
     )
+    return folder
 
-    latest_staging = inside(site_dir, ".latest.staging")
-    shutil.rmtree(latest_staging, ignore_errors=True)
-    shutil.copytree(staging, latest_staging)
-    _swap_in(staging, inside(site_dir, version))
-    _swap_in(latest_staging, inside(site_dir, "latest"))
 
-    versions = sorted(
-        (p.name for p in site_dir.iterdir() if p.is_dir() and _VERSION.match(p.name)),
-        reverse=True,
-    )
-    index = _TEMPLATES.get_template("index.html.j2").render(versions=versions)
-    tmp_index = inside(site_dir, ".index.html.tmp")
-    tmp_index.write_text(index, encoding="utf-8")
-    os.replace(tmp_index, site_dir / "index.html")
-    return site_dir / version / "index.html"
+def render_index(versions: list[str]) -> str:
+    """`site/index.html`: the list of versions (newest first)."""
+    for version in versions:
+        if not _VERSION.match(version):
+            raise ValueError(f"not a site version: {version!r}")
+    return _TEMPLATES.get_template("index.html.j2").render(versions=versions)

@@ -1,14 +1,12 @@
 """Bundled cloud facts, rendered in the providers' formats, come back unchanged from the parsers."""
 
 import csv
-import shutil
 
 import polars as pl
 import pytest
 
 from sources.bundled import DATA_DIR, read_cloud_offers
 from sources.cloud.snapshot import RENDERED, render, replay, replay_bundled
-from tests.conftest import build
 from warehouse.publish import open_published
 
 COLUMNS = [
@@ -84,7 +82,7 @@ def test_replay_bundled_names_the_fact(memory_gb):
         replay_bundled("lambda", slipped, memory_gb, "lambda.csv")
 
 
-def test_make_run_reads_bundled_offers_through_the_parsers(built, tmp_path, data_copy):
+def test_make_run_reads_bundled_offers_through_the_parsers(built, faulty_night):
     con = open_published(built.published)
     try:
         status = dict(
@@ -98,15 +96,9 @@ def test_make_run_reads_bundled_offers_through_the_parsers(built, tmp_path, data
     assert "via" not in status["runpod"]
 
     # A fact the parser reads differently fails its provider; its last good offers stay.
-    root = tmp_path / "slip"
-    shutil.copytree(built.root, root)
-    path = data_copy / "cloud" / "lambda.csv"
-    text = path.read_text(encoding="utf-8")
-    line = next(x for x in text.splitlines() if ",gpu_1x_h100_pcie," in x)
-    path.write_text(text.replace(line, line.replace("h100-pcie-80gb", "h100-sxm5-80gb")))
-    out = build(root, data_copy)
-    assert out.result.success
-    con = open_published(root / "published")
+    # (The shared second night, conftest: one Lambda fact mis-mapped; Azure's file is
+    # broken in the same night by another test's fault, so Azure fails too, on its own.)
+    con = open_published(faulty_night.build.published)
     try:
         latest = dict(
             con.sql(
@@ -117,6 +109,8 @@ def test_make_run_reads_bundled_offers_through_the_parsers(built, tmp_path, data
         after = con.sql("SELECT count(*) FROM cloud_offers WHERE provider = 'lambda'").fetchall()
     finally:
         con.close()
+    assert faulty_night.build.result.success
     assert latest["lambda"].startswith("failed: lambda.csv: the lambda parser does not read")
     assert after == before
-    assert all(latest[p].startswith("ok") for p in ("aws", "azure", "gcp", "runpod", "vast"))
+    assert all(latest[p].startswith("ok") for p in ("aws", "gcp", "runpod", "vast"))
+    assert latest["azure"].startswith("failed: azure.csv, line 4")

@@ -8,7 +8,6 @@ request: tests/test_cloud_fetch.py.)"""
 
 import datetime as dt
 import ipaddress
-import shutil
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.defs.partitions import CLOUD_PROVIDERS
-from tests.conftest import build
+from tests.conftest import build, copy_build
 from warehouse.db import row_counts
 from warehouse.publish import open_published
 
@@ -122,7 +121,7 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(
         monkeypatch.setenv(name, value)
     port = hostile_server
     root = tmp_path / "live"
-    shutil.copytree(built.root, root)
+    copy_build(built, root)
     con = open_published(root / "published")
     before = row_counts(con)
     con.close()

@@ -14,6 +14,16 @@ import polars as pl
 SCHEMA_DIR = Path(__file__).parent / "schema"
 _MIGRATION_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 
+# How the published snapshot lays out each table (warehouse/publish.py). A table with one of
+# these date columns only grows by dated units (a day of observations, a run date), so it
+# is published as one Parquet file per month of that column and a night rewrites only the
+# months it touched; the first column present wins. Every other table is small and is
+# rewritten whole, as are these few that have a date column but one row per run or source.
+PARTITION_COLUMNS = ("run_date", "day", "observed_at")
+WHOLE_TABLES = frozenset({"model_runs", "schema_version", "source_status", "history_loads"})
+# Bookkeeping of the pipeline itself, never published.
+INTERNAL_TABLES = frozenset({"publish_changes"})
+
 
 def migrations() -> list[tuple[int, str, Path]]:
     """The numbered SQL migrations shipped with the package, in order."""
@@ -93,6 +103,27 @@ def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+def partition_column(table: str, columns: Sequence[str]) -> str | None:
+    """The date column `table` is published by month of, or None for a whole table."""
+    if table in WHOLE_TABLES or table in INTERNAL_TABLES:
+        return None
+    return next((c for c in PARTITION_COLUMNS if c in columns), None)
+
+
+def month_sql(column: str) -> str:
+    """SQL for the first day of the month of `column` (the partition key)."""
+    return f"CAST(date_trunc('month', \"{column}\") AS DATE)"
+
+
+def _has_change_log(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(
+        con.sql(
+            "SELECT count(*) FROM information_schema.tables "
+            "WHERE table_schema = 'main' AND table_name = 'publish_changes'"
+        ).fetchall()[0][0]
+    )
+
+
 def replace_rows(
     con: duckdb.DuckDBPyConnection,
     table: str,
@@ -106,17 +137,40 @@ def replace_rows(
     exactly what the previous run wrote, and a failure rolls back to yesterday's data.
     `where` may refer to the new rows as `incoming_rows` (e.g. to replace exactly the
     provider x day pairs being loaded). Returns (deleted, inserted).
+
+    For a table published by month (`partition_column`), the months deleted from and
+    inserted into are recorded in `publish_changes` in the same transaction, so the next
+    publish rewrites exactly those Parquet partitions.
     """
     columns = table_columns(con, table)
     unknown = sorted(set(rows.columns) - set(columns))
     if unknown:
         raise ValueError(f"{table}: unknown columns {unknown}")
+    part = partition_column(table, columns)
+    log = part is not None and _has_change_log(con)
     con.register("incoming_rows", rows)
     con.sql("BEGIN TRANSACTION")
     try:
-        deleted = con.sql(
-            f"SELECT count(*) FROM {table} WHERE {where}", params=list(params)
-        ).fetchall()[0][0]
+        if log:
+            months = con.sql(
+                f"SELECT {month_sql(part)} AS month, count(*) FROM {table} WHERE {where} "
+                "GROUP BY ALL",
+                params=list(params),
+            ).fetchall()
+            deleted = sum(n for _, n in months)
+            if rows.height and part in rows.columns:
+                months += con.sql(
+                    f"SELECT DISTINCT {month_sql(part)}, 0 FROM incoming_rows"
+                ).fetchall()
+            if months:
+                con.sql(
+                    "INSERT INTO publish_changes (table_name, month) SELECT ?, unnest(?::DATE[])",
+                    params=[table, sorted({m for m, _ in months}, key=str)],
+                )
+        else:
+            deleted = con.sql(
+                f"SELECT count(*) FROM {table} WHERE {where}", params=list(params)
+            ).fetchall()[0][0]
         con.sql(f"DELETE FROM {table} WHERE {where}", params=list(params))
         if rows.height:
             con.sql(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
@@ -130,9 +184,14 @@ def replace_rows(
 
 
 def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    """Row count of every base table in the main schema."""
+    """Row count of every table and view in the main schema.
+
+    Views count too: in the published snapshot the month-partitioned tables are views over
+    their Parquet files (warehouse/publish.py).
+    """
     tables = con.sql(
         "SELECT table_name FROM information_schema.tables "
-        "WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name"
+        "WHERE table_schema = 'main' AND table_type IN ('BASE TABLE', 'VIEW') "
+        "ORDER BY table_name"
     ).fetchall()
     return {name: con.sql(f'SELECT count(*) FROM "{name}"').fetchall()[0][0] for (name,) in tables}

@@ -4,16 +4,12 @@ Never opens the pipeline's own file, so it cannot block (or be blocked by) a nig
 """
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from warehouse.publish import open_published
-
-DEFAULT_PUBLISHED = Path("warehouse/published")
+from warehouse.publish import default_published_dir, open_published
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("sql", help='the query, e.g. "SELECT * FROM gpus LIMIT 5"')
     parser.add_argument(
         "--published",
-        default=os.environ.get("GPUVALUE_PUBLISHED_DIR", str(DEFAULT_PUBLISHED)),
+        default=str(default_published_dir()),
         help="folder of the published snapshot (default: %(default)s)",
     )
     parser.add_argument("--rows", type=int, default=200, help="rows to print at most")

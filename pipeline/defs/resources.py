@@ -9,10 +9,12 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
+from pydantic import Field
 
 from pipeline.model.parameters import ModelParameters, from_env, with_overrides
 from sources.bundled import DATA_DIR
 from warehouse.db import migrate
+from warehouse.publish import default_published_dir, releases_dir_for
 
 # Only one step may hold the warehouse's write lock at a time.
 WAREHOUSE_POOL = "gpuvalue_warehouse"
@@ -27,7 +29,11 @@ class GpuvalueSettings(dg.ConfigurableResource):
     data_dir: str = str(DATA_DIR)
     build_dir: str = ".build"
     site_dir: str = "site"
-    published_dir: str = "warehouse/published"
+    # GPUVALUE_PUBLISHED_DIR sets the default, as for `make query` and `make docs`.
+    published_dir: str = Field(default_factory=lambda: str(default_published_dir()))
+    # Where releases (site + published warehouse, swapped together) are kept; empty means
+    # `releases/` beside the published folder (warehouse/publish.py).
+    releases_dir: str = ""
     # Fix the run date (YYYY-MM-DD); empty means the newest observation day in the warehouse.
     as_of: str = ""
     # Live mode fetches today's retail pages through the polite client into `archive_dir`;
@@ -59,6 +65,12 @@ class GpuvalueSettings(dg.ConfigurableResource):
         if self.archive_dir:
             return Path(self.archive_dir)
         return Path("warehouse/archive") if self.live else self.data_path("archive")
+
+    def releases_path(self) -> Path:
+        """The folder holding the releases `site_dir` and `published_dir` link into."""
+        if self.releases_dir:
+            return Path(self.releases_dir)
+        return releases_dir_for(self.published_dir)
 
     def parameters(self) -> ModelParameters:
         """Model parameters: defaults, then GPUVALUE_* environment, then run config."""

@@ -1,7 +1,8 @@
-"""Report assets: charts, the Markdown report, the static site and the published warehouse.
+"""Report assets: charts, the Markdown report, the site's version and the release.
 
-Charts and the report are staged under the build folder; only `site` touches `site/`, and
-only `published_warehouse` touches `warehouse/published/`, each by an atomic swap.
+Charts, the report and the site's version are rendered under the build folder. Only
+`published_warehouse` touches `site/` and `warehouse/published/`: it publishes the site and
+the warehouse together, as one release swapped in atomically (warehouse/publish.py).
 """
 
 from pathlib import Path
@@ -19,14 +20,19 @@ from pipeline.defs.resources import (
 from reports.charts import perf_per_dollar_chart, relative_performance_chart, save_chart
 from reports.methodology import load_methodology_data, render_methodology_markdown
 from reports.report import load_report_data, render_markdown
-from reports.site import build_site
-from warehouse.publish import publish
+from reports.site import render_index, render_version
+from warehouse.publish import SiteVersion, publish
 
 CHART_NAMES = ("relative_performance", "perf_per_dollar")
 
 
 def _build_dir(settings: GpuvalueSettings, run_date) -> Path:
     return Path(settings.build_dir) / run_date.isoformat()
+
+
+def _site_version_dir(settings: GpuvalueSettings, run_date) -> Path:
+    """Where `site` renders the run's version (`<build>/<date>/site/<date>/`)."""
+    return _build_dir(settings, run_date) / "site" / run_date.isoformat()
 
 
 @dg.asset(
@@ -107,25 +113,31 @@ def report(
     group_name="report",
     kinds={"html"},
     deps=[report],
-    description="The static site: site/<run date>/, site/latest/ and site/index.html.",
+    description=(
+        "The run's version of the static site (report, methodology page, charts), rendered "
+        "under the build folder; published_warehouse puts it on the site as site/<run date>/ "
+        "and site/latest/, together with the warehouse."
+    ),
 )
 def site(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Assemble the run's version of the site and swap it in."""
+    """Render the run's version of the site (published with the warehouse, not here)."""
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
     build = _build_dir(settings, run_date)
     chart_files = sorted(p for p in (build / "charts").iterdir() if p.is_file())
-    index = build_site(
-        Path(settings.site_dir),
+    folder = render_version(
+        _site_version_dir(settings, run_date).parent,
         run_date,
         (build / "report.md").read_text(encoding="utf-8"),
         chart_files,
         (build / "methodology.md").read_text(encoding="utf-8"),
     )
-    context.log.info(f"site {run_date}: {index}")
-    return dg.MaterializeResult(metadata={"run_date": str(run_date), "index": str(index)})
+    context.log.info(f"site {run_date}: rendered in {folder}")
+    return dg.MaterializeResult(
+        metadata={"run_date": str(run_date), "folder": str(folder), "files": len(chart_files) + 4}
+    )
 
 
 @dg.asset(
@@ -134,24 +146,52 @@ def site(
     pool=WAREHOUSE_POOL,
     deps=[site],
     description=(
-        "A read-only copy of every warehouse table (warehouse/published/gpuvalue.duckdb) "
-        "and one Parquet file per table, swapped in atomically for ad hoc queries."
+        "One release: the site (site/<run date>/, site/latest/, site/index.html) and a "
+        "read-only snapshot of every warehouse table (warehouse/published/gpuvalue.duckdb, "
+        "Parquet in warehouse/published/parquet/, dated tables one file per month), swapped "
+        "in together by one atomic rename; only the months a night changed are written."
     ),
 )
 def published_warehouse(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Publish the warehouse snapshot."""
+    """Publish the run's site version and the warehouse as one release."""
     with open_warehouse(warehouse) as con:
-        result = publish(con, settings.published_dir)
-    context.log.info(f"published {result.database} and {result.parquet_dir}")
+        run_date = run_date_for(con, settings)
+        result = publish(
+            con,
+            settings.published_dir,
+            site=SiteVersion(
+                run_date.isoformat(), _site_version_dir(settings, run_date), render_index
+            ),
+            site_dir=settings.site_dir,
+            releases_dir=settings.releases_path(),
+        )
+    for path in result.removed:
+        context.log.info(f"removed a leftover of an earlier publish: {path}")
+    for warning in result.warnings:
+        context.log.warning(warning)
+    written = {t: ", ".join(keys) for t, keys in result.partitions_written.items()}
+    context.log.info(
+        f"release {result.release} (run date {result.run_date}): {result.database} and "
+        f"{Path(settings.site_dir) / run_date.isoformat()}; {result.files_written} files "
+        f"({result.bytes_written / 1e6:.1f} MB) written, {result.files_linked} linked"
+    )
     counts = pl.DataFrame(
         {"table": list(result.row_counts), "rows": list(result.row_counts.values())}
     )
     return dg.MaterializeResult(
         metadata={
+            "release": result.release,
+            "run_date": str(result.run_date),
             "database": str(result.database),
             "parquet": str(result.parquet_dir),
+            "bytes_written": result.bytes_written,
+            "files_written": result.files_written,
+            "files_linked": result.files_linked,
+            "partitions_written": dg.MetadataValue.md(
+                "\n".join(f"- {t}: {keys}" for t, keys in written.items())
+            ),
             "row_counts": dg.MetadataValue.md(
                 "\n".join(f"- {t}: {n}" for t, n in counts.iter_rows())
             ),
