@@ -339,14 +339,14 @@ def _stage_site(
             if _VERSION.match(entry.name) and entry.is_dir(follow_symlinks=False):
                 target = f"{entry.name}.{staged.name}"
                 shutil.rmtree(store / target, ignore_errors=True)
-                shutil.copytree(entry.path, store / target, copy_function=tally.link)
+                _copy_tree(Path(entry.path), store / target, tally.link)
                 versions[entry.name] = target
     if site is not None:
         if not _VERSION.match(site.version):
             raise ValueError(f"a site version is a date (YYYY-MM-DD), not {site.version!r}")
         target = f"{site.version}.{staged.name}"
         shutil.rmtree(store / target, ignore_errors=True)
-        shutil.copytree(site.folder, store / target, copy_function=tally.copy)
+        _copy_tree(site.folder, store / target, tally.copy)
         versions[site.version] = target
         latest = target
     if not versions:
@@ -362,6 +362,15 @@ def _stage_site(
     elif index is not None:
         tally.link(index, out / "index.html")
     return latest.split(".", 1)[0]
+
+
+def _copy_tree(src: Path, dst: Path, copy: Callable[[Path, Path], None]) -> None:
+    """Copy a folder file by file, stopping at the first error (a full disk, say)."""
+    for root, _dirs, files in os.walk(src):
+        folder = dst / Path(root).relative_to(src)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in sorted(files):
+            copy(Path(root) / name, folder / name)
 
 
 def _changes(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, set], int | None]:
