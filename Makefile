@@ -9,10 +9,10 @@ DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export UV_LINK_MODE ?= copy
 PORT ?= 8000
 
-.PHONY: help env run test lint format dev serve query docs bench clean
+.PHONY: help env run test lint format dev serve query docs bench bench-history clean
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 .venv/.synced: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -56,6 +56,10 @@ docs: env  ## refresh the generated validation figures in docs/methodology.md (a
 
 bench: env  ## print timing figures of the pipeline's stages
 	$(RUN) python bench/pipeline_bench.py
+
+YEARS ?= 1
+bench-history: env  ## time one nightly partition over YEARS (default 1) of synthetic history
+	$(RUN) python bench/history_bench.py --years $(YEARS)
 
 clean:  ## remove generated outputs (not the environment)
 	rm -rf .build site warehouse/published warehouse/releases warehouse/gpuvalue.duckdb warehouse/gpuvalue.duckdb.wal
