@@ -453,6 +453,8 @@ def query_times(published: Path, repeats: int) -> dict[str, dict[str, float]]:
 
 
 def disk_usage(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_blocks * 512
     total, seen = 0, set()
     for folder, _dirs, files in os.walk(path):
         for name in files:
