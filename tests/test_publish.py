@@ -37,6 +37,7 @@ from warehouse.publish import (
     SiteVersion,
     current_release,
     open_published,
+    parquet_files,
     publish,
 )
 
@@ -476,3 +477,50 @@ def test_a_killed_publish_does_not_keep_the_disk_full(built, tmp_path, small_dis
     consistent_on(disk, "r-000002")
     assert no_leftovers(disk / "releases") == []
     shutil.rmtree(scratch)
+
+
+def test_the_first_publish_replaces_the_old_layout_and_its_stale_temp_files(tmp_path):
+    """Before releases, site/ and published/ were real folders, and a killed or disk-full
+    publish left temp files in them that nothing removed."""
+    con = connect(tmp_path / "w.duckdb")
+    load_day(con, "2026-01-10")
+    out, site = tmp_path / "published", tmp_path / "site"
+    (out / "parquet").mkdir(parents=True)
+    (out / "gpuvalue.duckdb").write_bytes(b"yesterday")
+    (out / ".gpuvalue.4242.tmp.duckdb").write_bytes(b"\0" * 4096)  # a killed publish's
+    (out / ".parquet.4242.tmp").mkdir()
+    (out / ".parquet.4242.tmp" / "gpus.parquet").write_bytes(b"\0" * 4096)
+    old_version = site / "2026-01-09"
+    (old_version / "charts").mkdir(parents=True)
+    (old_version / "index.html").write_text("the 9th", encoding="utf-8")
+    (site / ".2026-01-10.staging").mkdir()
+    (site / "index.html").write_text("old index", encoding="utf-8")
+    rendered = tmp_path / "build" / "2026-01-10"
+    (rendered / "charts").mkdir(parents=True)
+    (rendered / "index.html").write_text("the 10th", encoding="utf-8")
+
+    result = publish(
+        con,
+        out,
+        site=SiteVersion("2026-01-10", rendered, render_index),
+        site_dir=site,
+    )
+
+    assert out.is_symlink() and site.is_symlink()
+    assert not list(tmp_path.glob(".*legacy*"))
+    assert {Path(p).name for p in result.removed} >= {
+        ".gpuvalue.4242.tmp.duckdb",
+        ".parquet.4242.tmp",
+        ".2026-01-10.staging",
+    }
+    # The old site's versions are carried into the first release; the new one is latest.
+    assert (site / "2026-01-09" / "index.html").read_text(encoding="utf-8") == "the 9th"
+    assert (site / "latest" / "index.html").read_text(encoding="utf-8") == "the 10th"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert index.index("2026-01-10/index.html") < index.index("2026-01-09/index.html")
+    reader = open_published(out)
+    try:
+        assert reader.sql("SELECT count(*) FROM price_observations").fetchall() == [(6,)]
+    finally:
+        reader.close()
+    assert parquet_files(out, "price_observations")[0].name == "2026-01.parquet"
