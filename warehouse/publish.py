@@ -755,7 +755,8 @@ def _collect_garbage(releases: Path, keep: int) -> list[str]:
     for n in kept:
         site = found[n] / "site"
         if site.is_dir():
-            used |= {Path(os.readlink(e.path)).name for e in os.scandir(site) if e.is_symlink()}
+            with os.scandir(site) as entries:
+                used |= {os.path.basename(os.readlink(e.path)) for e in entries if e.is_symlink()}
     store = releases / SITE_VERSIONS
     if store.is_dir():
         for entry in os.scandir(store):
