@@ -5,7 +5,9 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster_duckdb import DuckDBResource
 
+from pipeline.definitions import defs as load_defs
 from pipeline.defs.resources import GpuvalueSettings
 from pipeline.run import build_into, snapshot_days
 from sources.archive import Archive
@@ -50,6 +52,33 @@ def copy_build(source: Build, root: Path) -> Build:
     """
     shutil.copytree(source.root, root, symlinks=True)
     return Build(root, root / "gpuvalue.duckdb", root / "site", root / "published", source.result)
+
+
+def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
+    """A copy of `source` on which only the model and report groups run again.
+
+    For tests of the model's parameters: their inputs are the bundled build's, so the
+    ingest (and its eight cloud runs) would only reload the same rows.
+    """
+    copy_build(source, root)
+    defs = load_defs()
+    settings = GpuvalueSettings(
+        build_dir=str(root / ".build"),
+        site_dir=str(root / "site"),
+        published_dir=str(root / "published"),
+        **settings_fields,
+    )
+    result = dg.materialize(
+        [*defs.assets, *defs.asset_checks],
+        selection=dg.AssetSelection.groups("model", "report"),
+        resources={
+            **defs.resources,
+            "settings": settings,
+            "warehouse": DuckDBResource(database=str(root / "gpuvalue.duckdb")),
+        },
+        raise_on_error=False,
+    )
+    return Build(root, root / "gpuvalue.duckdb", root / "site", root / "published", result)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from pipeline.defs.model.decisions import sensitivity
 from pipeline.defs.resources import GpuvalueSettings
 from pipeline.model.fit import efficiency_table, with_interconnect
 from pipeline.model.parameters import ModelParameters
-from tests.conftest import NIGHT, build, copy_build
+from tests.conftest import rerun_model
 from warehouse.publish import open_published
 
 DEFAULTS = ModelParameters()
@@ -131,10 +131,8 @@ def test_electricity_price_from_environment_and_years_from_run_config(built, tmp
     """`GPUVALUE_ELECTRICITY_USD_PER_KWH=0.30 make run` (plus a run-config override)."""
     base = tables(built.published, "perf_per_dollar", "model_runs")
     monkeypatch.setenv("GPUVALUE_ELECTRICITY_USD_PER_KWH", "0.30")
-    # A second night on a copy of the bundled build, with the new parameters.
-    dear = build(
-        copy_build(built, tmp_path / "dear").root, days=NIGHT, parameter_overrides={"years": "4"}
-    )
+    # The model and report again on a copy of the bundled build, with the new parameters.
+    dear = rerun_model(built, tmp_path / "dear", parameter_overrides={"years": "4"})
     assert dear.result.success
     got = tables(dear.published, "perf_per_dollar", "model_runs", "recommendations")
     stored = json.loads(got["model_runs"]["parameters"].item())
