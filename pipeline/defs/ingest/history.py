@@ -42,8 +42,8 @@ def fingerprint(paths) -> str:
     pool=WAREHOUSE_POOL,
     deps=[gpus],
     description=(
-        "The curated, cited price history (one file per source in sources/data/prices/"
-        "history/) loaded into price_observations, with the daily prices of its days "
+        "One row per curated, cited price observation (one file per source in sources/data/"
+        "prices/history/), loaded into price_observations with the daily prices of its days "
         "recomputed; skipped when the files are unchanged since the last load."
     ),
 )
