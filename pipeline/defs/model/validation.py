@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.model.decisions import require_run_parameters
+from pipeline.defs.model.decisions import read_all, read_for_run, require_run_parameters
 from pipeline.defs.model.prices import nowcast_choice, read_monthly
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
@@ -47,14 +47,10 @@ def model_validation(
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
         require_run_parameters(con, run_date, params)
-        results = con.sql("SELECT * FROM benchmark_results").pl()
-        catalog = con.sql("SELECT * FROM gpus").pl()
-        debiased = con.sql(
-            "SELECT * FROM benchmark_debiased WHERE run_date = ?", params=[run_date]
-        ).pl()
-        constants = con.sql(
-            "SELECT * FROM model_constants WHERE run_date = ?", params=[run_date]
-        ).pl()
+        results = read_all(con, "benchmark_results")
+        catalog = read_all(con, "gpus")
+        debiased = read_for_run(con, "benchmark_debiased", run_date)
+        constants = read_for_run(con, "model_constants", run_date)
         rows = compute_model_validation(results, catalog, debiased, constants, params, run_date)
         chosen, summary = nowcast_choice(
             read_monthly(con, run_date), catalog, params.price_max_age_days
