@@ -36,6 +36,7 @@ from pipeline.model.uncertainty import (
 from warehouse.db import replace_rows
 
 KINDS = {"duckdb", "polars"}
+SENSITIVITY_KEEP_DAYS = 31
 
 
 def read_latest_prices(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
@@ -213,7 +214,16 @@ def sensitivity(
             run_date,
             run_efficiencies(con, run_date, params),
         )
-        replace_rows(con, "sensitivity", rows, "run_date = ?", [run_date])
+        # What-if rows are for reading today's answer, not history: only the run dates of
+        # the last SENSITIVITY_KEEP_DAYS are kept, so the table does not grow by ~16,000
+        # rows a night forever (each published site version keeps its own copy).
+        replace_rows(
+            con,
+            "sensitivity",
+            rows,
+            "run_date = ? OR run_date < ?",
+            [run_date, run_date - dt.timedelta(days=SENSITIVITY_KEEP_DAYS)],
+        )
     moved = rows.filter(pl.col("rank_change") != 0) if rows.height else rows
     context.log.info(f"sensitivity {run_date}: {rows.height} rows, {moved.height} moved")
     return dg.MaterializeResult(
