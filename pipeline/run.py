@@ -34,6 +34,18 @@ def snapshot_days(settings: GpuvalueSettings) -> tuple[str, str]:
     return days.min().isoformat(), days.max().isoformat()
 
 
+def first_failure(result: dg.ExecuteInProcessResult) -> str:
+    """The first failed step and the last line of its error, for a one-line message."""
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            error = event.event_specific_data.error
+            cause = error.cause or error
+            while cause.cause is not None:
+                cause = cause.cause
+            return f"{event.step_key}: {cause.message.strip().splitlines()[-1][:200]}"
+    return "no step failed"
+
+
 def run_pipeline(
     instance: dg.DagsterInstance,
     first_day: str,
@@ -64,8 +76,8 @@ def run_pipeline(
         )
         if not cloud.success:
             print(
-                f"gpuvalue: cloud offers for {provider} failed; its last good offers are kept "
-                "and shown as stale",
+                f"gpuvalue: cloud offers for {provider} failed ({first_failure(cloud)}); "
+                "the warehouse keeps whatever offers it had for it",
                 file=sys.stderr,
             )
     return dg.materialize(

@@ -238,3 +238,19 @@ def test_bundled_run_records_the_retail_sources_as_ok(built):
         con.close()
     # A bundled run replaces whatever an earlier live night recorded for Amazon and eBay.
     assert rows == [("amazon", "ok", "bundled snapshot"), ("ebay", "ok", "bundled snapshot")]
+
+
+def test_an_unreadable_warehouse_fails_at_once_and_says_why(tmp_path, capsys):
+    root = tmp_path / "damaged"
+    root.mkdir()
+    (root / "gpuvalue.duckdb").write_bytes(b"not a database\n" * 100)
+    result = build(root).result
+    assert not result.success
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert failures
+    for event in failures:
+        assert "not a readable DuckDB database" in event.event_specific_data.error.to_string()
+    # Each cloud run says what failed instead of claiming its offers were kept.
+    err = capsys.readouterr().err
+    assert "not a readable DuckDB database" in err and "last good offers are kept" not in err
+    assert (root / "gpuvalue.duckdb").read_bytes() == b"not a database\n" * 100

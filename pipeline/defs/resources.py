@@ -90,6 +90,31 @@ def resources() -> dg.Definitions:
     )
 
 
+class UnreadableWarehouse(RuntimeError):
+    """The pipeline's warehouse file exists but is not a DuckDB database."""
+
+
+def _check_readable(path: Path) -> None:
+    """Fail at once, and say so, when the file is not a DuckDB database.
+
+    DuckDBResource retries a failed connect with backoff for about 100 s, which is right
+    for a lock held by another writer and wrong for a damaged or foreign file: every step
+    would wait, then fail with a retry error.
+    """
+    if not path.exists():
+        return
+    try:
+        duckdb.connect(str(path)).close()
+    except duckdb.IOException as exc:
+        if "not a valid DuckDB database file" in str(exc):
+            raise UnreadableWarehouse(
+                f"{path} is not a readable DuckDB database; nothing was read or written. "
+                "Move it aside and rerun (the published copy in warehouse/published/ is "
+                "untouched and can be copied back as the pipeline warehouse)."
+            ) from None
+        # A lock held by another process: DuckDBResource's retries are for this.
+
+
 @contextmanager
 def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
     """A migrated connection to the pipeline's warehouse.
@@ -99,6 +124,7 @@ def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnect
     """
     if warehouse.database != ":memory:" and not warehouse.database.startswith("md:"):
         Path(warehouse.database).parent.mkdir(parents=True, exist_ok=True)
+        _check_readable(Path(warehouse.database))
     with warehouse.get_connection() as con:
         # DuckDBResource closes its connection only when the block ends without an error;
         # closed here either way, so a failed step leaves no open handle on the file (the
