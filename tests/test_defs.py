@@ -20,6 +20,8 @@ EXPECTED_ASSETS = {
     "cloud_perf_per_dollar",
     "sensitivity",
     "recommendations",
+    "llm_benchmarks",
+    "llm_inference",
     "charts",
     "report",
     "site",
@@ -104,6 +106,8 @@ def test_warehouse_writers_share_one_pool():
         "cloud_perf_per_dollar",
         "sensitivity",
         "recommendations",
+        "llm_benchmarks",
+        "llm_inference",
         "published_warehouse",
     }
     pools = {
