@@ -35,8 +35,10 @@ class GpuvalueSettings(dg.ConfigurableResource):
     live: bool = False
     archive_dir: str = ""
     # Nightly request budget per site, result pages per query and politeness, in live mode.
-    amazon_budget: int = 60
-    ebay_budget: int = 120
+    # A budget left unset (None) is derived: every catalog GPU x pages_per_query. A budget
+    # below the catalog size skips whole GPUs, rotating by night (sources/retail/plan.py).
+    amazon_budget: int | None = None
+    ebay_budget: int | None = None
     pages_per_query: int = 1
     min_interval_per_host: float = 2.0
     amazon_base_url: str = "https://www.amazon.com"
