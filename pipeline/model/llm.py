@@ -380,28 +380,33 @@ def size_class(params_b: pl.Expr) -> pl.Expr:
 
 
 def _measured_rows(benchmarks: pl.DataFrame) -> pl.DataFrame:
-    """Batch-1 decode measurements as llm_throughput rows (method measured), per config."""
+    """Batch-1 decode measurements as llm_throughput rows (method measured).
+
+    One row per GPU x size class x bits x GPUs x generated length (the median of its
+    measurements; NULL length where the source does not state it).
+    """
     decode = benchmarks.filter((pl.col("phase") == "decode") & (pl.col("batch").fill_null(1) == 1))
     prefill = benchmarks.filter(pl.col("phase") == "prefill")
     size = size_class(pl.col("model_params_b"))
-    keys = ["gpu_id", "model_params_b", "bits", "num_gpus"]
+    keys = ["gpu_id", "model_params_b", "bits", "num_gpus", "context_tokens"]
     by_decode = (
         decode.with_columns(model_params_b=size)
         .group_by(keys)
         .agg(
             decode_tokens_per_s=pl.col("tokens_per_s").median(),
-            context_tokens=pl.col("context_tokens").max().cast(pl.Int32),
             n_results=pl.len().cast(pl.Int32),
             engines=pl.col("engine").unique().sort().str.join(", "),
         )
     )
+    # Prompt processing of the same GPU x model x bits x GPUs (any prompt length).
     by_prefill = (
         prefill.with_columns(model_params_b=size)
-        .group_by(keys)
+        .group_by(keys[:-1])
         .agg(prefill_tokens_per_s=pl.col("tokens_per_s").median())
     )
     return (
-        by_decode.join(by_prefill, on=keys, how="left")
+        by_decode.join(by_prefill, on=keys[:-1], how="left")
+        .with_columns(pl.col("context_tokens").cast(pl.Int32))
         .with_columns(
             pl.col("bits").cast(pl.Int32),
             pl.col("num_gpus").cast(pl.Int32),

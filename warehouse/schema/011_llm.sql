@@ -24,7 +24,7 @@ CREATE TABLE llm_throughput (
     model_params_b INTEGER NOT NULL,  -- size class: 8, 32, 70 (reference architectures)
     bits INTEGER NOT NULL,            -- 4, 8, 16
     num_gpus INTEGER NOT NULL,
-    context_tokens INTEGER NOT NULL,
+    context_tokens INTEGER,           -- modelled: llm_context_tokens; measured: the test's (NULL: not stated)
     fits BOOLEAN NOT NULL,
     needed_gb DOUBLE,                 -- weights + KV cache + runtime overhead (modelled rows)
     available_gb DOUBLE,

@@ -83,7 +83,7 @@ def model_validation(
 def llm_rows(llm: dict, run_date) -> pl.DataFrame:
     """The decode model's leave-one-GPU-out error as model_validation rows."""
     detail = (
-        f"llama.cpp batch-1 decode, efficiency x bandwidth / bytes per token, fitted without "
+        f"llama.cpp batch-1 decode, a x read time at full bandwidth + c a layer, fitted without "
         f"the GPU predicted; {llm['n']} measured rows on {llm['n_gpus']} GPUs"
     )
     return pl.DataFrame(
