@@ -133,7 +133,15 @@ def rank_changes(
         .join(ranks(after).rename({"rank": "rank_after"}), on=keys, how="full", coalesce=True)
         .filter(
             (pl.min_horizontal("rank_before", "rank_after") <= watch)
-            & (pl.col("rank_before").fill_null(-1) != pl.col("rank_after").fill_null(-1))
+            & (
+                # A GPU that moves by one because another left is no news: moves of two
+                # or more places, into or out of the top 3 or the watched ranks are.
+                ((pl.col("rank_before") - pl.col("rank_after")).abs() >= 2)
+                | pl.col("rank_before").is_null()
+                | pl.col("rank_after").is_null()
+                | ((pl.col("rank_before") <= 3) != (pl.col("rank_after") <= 3))
+                | ((pl.col("rank_before") <= watch) != (pl.col("rank_after") <= watch))
+            )
         )
         .with_columns(move=pl.col("rank_before") - pl.col("rank_after"))
         .sort("workload", "market", "rank_after", "gpu_id", nulls_last=True)
@@ -202,16 +210,27 @@ def gpu_changes(before: Snapshot, after: Snapshot) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"gpu_id": pl.Utf8, "change": pl.Utf8}, orient="row")
 
 
+_SEVERITY = {"ok": 0, "stale": 1, "failed": 2}
+
+
 def stale_changes(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
-    """Inputs that were ok in the previous version and are stale or failed now."""
+    """Inputs whose status worsened: ok -> stale or failed, stale -> failed.
+
+    An input the previous version did not have counts as having been ok.
+    """
     cols = ["input", "source", "status"]
     if not (_has(before, *cols) and _has(after, *cols)):
         return pl.DataFrame()
     keys = ["input", "source"]
+
+    def severity(column: str) -> pl.Expr:
+        return pl.col(column).replace_strict(_SEVERITY, default=0, return_dtype=pl.Int32)
+
     return (
         after.select(*keys, "status", "detail")
         .join(before.select(*keys, status_before="status"), on=keys, how="left")
-        .filter((pl.col("status") != "ok") & (pl.col("status_before").fill_null("ok") == "ok"))
+        .with_columns(pl.col("status_before").fill_null("ok"))
+        .filter(severity("status") > severity("status_before"))
         .select(*keys, "status_before", "status", "detail")
         .sort(keys)
     )

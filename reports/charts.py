@@ -129,6 +129,20 @@ def _configured(chart: alt.TopLevelMixin, narrow: bool = False) -> alt.TopLevelM
     )
 
 
+def _title(text: str, narrow: bool, width: int = 40) -> str | list[str]:
+    """A chart title; on a phone wrapped into lines (a long title widens the whole SVG)."""
+    if not narrow or len(text) <= width:
+        return text
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return [*lines, line]
+
+
 def _stack(panels: list[alt.TopLevelMixin], narrow: bool) -> alt.TopLevelMixin:
     if narrow or len(panels) == 1:
         return alt.vconcat(*panels, spacing=18)
@@ -230,7 +244,9 @@ def perf_per_dollar_chart(
             )
         )
     return _meta(
-        _stack(panels, narrow).properties(title="Performance per dollar, 1-GPU system"),
+        _stack(panels, narrow).properties(
+            title=_title("Performance per dollar, 1-GPU system", narrow)
+        ),
         "perf_per_dollar",
     )
 
@@ -272,7 +288,9 @@ def relative_performance_chart(
             )
         )
     return _meta(
-        _stack(panels, narrow).properties(title="Relative performance (95 % interval)"),
+        _stack(panels, narrow).properties(
+            title=_title("Relative performance (95 % interval)", narrow)
+        ),
         "relative_performance",
     )
 
@@ -354,7 +372,9 @@ def memory_value_chart(
             )
         )
     return _meta(
-        _stack(panels, narrow).properties(title="Memory versus performance per dollar"),
+        _stack(panels, narrow).properties(
+            title=_title("Memory versus performance per dollar", narrow)
+        ),
         "memory_vs_value",
     )
 
@@ -449,7 +469,10 @@ def price_history_chart(
         .facet(facet=alt.Facet("gpu_id:N", title=None, sort=gpu_ids), columns=columns)
         .resolve_scale(y="independent")
     )
-    return _meta(chart.properties(title="Price history: weekly median and today"), "price_history")
+    return _meta(
+        chart.properties(title=_title("Price history: weekly median and today", narrow)),
+        "price_history",
+    )
 
 
 def gpu_price_chart(
@@ -529,7 +552,7 @@ def cloud_prices_chart(
         .to_list()
     )
     chart = (
-        alt.Chart(data, width=200 if narrow else 640, height=alt.Step(22))
+        alt.Chart(data, width=190 if narrow else 640, height=alt.Step(22))
         .mark_point(size=70, filled=True, opacity=0.85)
         .encode(
             y=alt.Y("gpu_id:N", sort=order, title=None),
@@ -538,7 +561,9 @@ def cloud_prices_chart(
                 scale=alt.Scale(type="log", nice=False),
                 title="USD per GPU-hour (log)",
             ),
-            color=alt.Color("provider:N", title="provider", legend=alt.Legend(columns=2)),
+            color=alt.Color(
+                "provider:N", title="provider", legend=alt.Legend(columns=1 if narrow else 4)
+            ),
             shape=alt.Shape("price_type:N", title="price type"),
             tooltip=[
                 "gpu_id",
@@ -549,7 +574,9 @@ def cloud_prices_chart(
                 "offer_day",
             ],
         )
-        .properties(title="Cloud prices: cheapest offer per provider and price type")
+        .properties(
+            title=_title("Cloud prices: cheapest offer per provider and price type", narrow)
+        )
     )
     return _meta(chart, "cloud_prices")
 
@@ -657,7 +684,10 @@ def buy_vs_rent_chart(
         .facet(facet=alt.Facet("panel:N", title=None), columns=columns)
         .resolve_scale(y="independent")
     )
-    return _meta(chart.properties(title="Buy or rent: cumulative cost over time"), "buy_vs_rent")
+    return _meta(
+        chart.properties(title=_title("Buy or rent: cumulative cost over time", narrow)),
+        "buy_vs_rent",
+    )
 
 
 # --- 7. sensitivity ------------------------------------------------------------------------
@@ -698,7 +728,7 @@ def sensitivity_data(sensitivity: pl.DataFrame, workload: str = "training_16bit"
 def sensitivity_chart(sensitivity: pl.DataFrame, narrow: bool = False) -> alt.TopLevelMixin:
     """Bump charts: rank (1 on top) of the leading GPUs as one assumption varies."""
     data = sensitivity_data(sensitivity)
-    width, columns = (100, 2) if narrow else (200, 3)
+    width, columns = (280, 1) if narrow else (200, 3)
     chart = (
         alt.Chart(data)
         .mark_line(point=True)
@@ -722,7 +752,9 @@ def sensitivity_chart(sensitivity: pl.DataFrame, narrow: bool = False) -> alt.To
         .resolve_scale(x="independent")
     )
     return _meta(
-        chart.properties(title="Rank of the top picks (16-bit training) as assumptions vary"),
+        chart.properties(
+            title=_title("Rank of the top picks (16-bit training) as assumptions vary", narrow)
+        ),
         "sensitivity",
     )
 

@@ -247,6 +247,12 @@ def changes_section(ds: Dataset) -> Section:
             ["This is the first published version: there is nothing to compare with yet."],
         )
     section = Section("changes", f"What changed since {changes.previous_version}")
+    order = {w: i for i, w in enumerate(WORKLOAD_TITLES)}
+
+    def in_order(frame: pl.DataFrame, *by: str) -> pl.DataFrame:
+        key = pl.col("workload").replace_strict(order, default=len(order), return_dtype=pl.Int32)
+        return frame.sort(key, *by, nulls_last=True)
+
     if changes.missing:
         section.paragraphs.append(
             f"Version {changes.previous_version} kept no {', '.join(changes.missing)} "
@@ -256,7 +262,7 @@ def changes_section(ds: Dataset) -> Section:
         section.paragraphs.append("Nothing changed beyond the noise.")
         return section
     if not changes.verdicts.is_empty():
-        rows = changes.verdicts.with_columns(
+        rows = in_order(changes.verdicts, "kind", "limit", "option").with_columns(
             what=pl.format(
                 "{}, {} {}",
                 pl.col("workload").replace_strict(WORKLOAD_TITLES, default=pl.col("workload")),
@@ -274,7 +280,7 @@ def changes_section(ds: Dataset) -> Section:
             )
         )
     if not changes.ranks.is_empty():
-        rows = changes.ranks.with_columns(
+        rows = in_order(changes.ranks, "market", "rank_after").with_columns(
             pl.col("workload").replace_strict(WORKLOAD_TITLES, default=pl.col("workload")),
             before=pl.col("rank_before").cast(pl.Utf8).fill_null("unpriced"),
             now=pl.col("rank_after").cast(pl.Utf8).fill_null("unpriced"),
@@ -295,7 +301,10 @@ def changes_section(ds: Dataset) -> Section:
                     "now": "rank now",
                     "moved": "move",
                 },
-                title="Rank moves (1-GPU systems, top 10 of either version)",
+                title=(
+                    "Rank moves (1-GPU systems in the top 10 of either version: two places "
+                    "or more, or into or out of the top 3 or top 10)"
+                ),
             )
         )
     if not changes.prices.is_empty():

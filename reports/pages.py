@@ -515,6 +515,11 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
     return pages
 
 
+def render_gpu_page(version: str, page: GpuPage) -> str:
+    """gpu/<gpu_id>.html."""
+    return _page("gpu.html.j2", version=version, root="../", page=page)
+
+
 def _gpu_index_table(ds: Dataset) -> Table:
     best = (
         ds.data.perf.filter(
@@ -660,7 +665,7 @@ def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> d
     gpu_list = gpu_pages(ds, charted)
     for page in gpu_list:
         inside(pages, "gpu", f"{page.gpu_id}.html").write_text(
-            _page("gpu.html.j2", version=ds.version, root="../", page=page), encoding="utf-8"
+            render_gpu_page(ds.version, page), encoding="utf-8"
         )
     (pages / "gpus.html").write_text(
         _page(

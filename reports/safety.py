@@ -28,7 +28,7 @@ KNOWN_HOSTS = (
 )
 # "owner/repo path@commit": the citation format of the bundled benchmark and cloud files.
 _GITHUB_CITATION = re.compile(
-    r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+) (?P<path>[^@\s]+)@(?P<commit>[0-9a-f]{7,40})$"
+    r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+) (?P<path>[\w./+=,-]+)@(?P<commit>[0-9a-f]{7,40})$"
 )
 
 
