@@ -329,3 +329,27 @@ def test_link_and_path_guards():
     for bad in ("../x", "a/b", "<x>", ""):
         with pytest.raises(ValueError):
             slug(bad)
+
+
+@pytest.mark.parametrize(
+    "name", ["tables.html", "gpus.html", "methodology.html", "downloads.html", "../index.html"]
+)
+def test_every_page_fits_a_phone(built, browser, name):
+    page, seen = open_page(browser, built.site / "latest" / name, PHONE)
+    assert horizontal_overflow(page) <= 0, name
+    assert not seen["errors"] and all(u.startswith("file://") for u in seen["requests"])
+    page.close()
+
+
+def test_front_page_prints_without_navigation_or_scroll_boxes(built, browser):
+    page, _ = open_page(browser, built.site / "latest" / "index.html", DESKTOP)
+    page.emulate_media(media="print")
+    assert page.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
+    assert (
+        page.evaluate("getComputedStyle(document.querySelector('.scroll')).overflowX") == "visible"
+    )
+    pdf = built.root / ".build" / "screenshots" / "front.pdf"
+    pdf.parent.mkdir(parents=True, exist_ok=True)
+    page.pdf(path=str(pdf), format="A4")
+    assert pdf.stat().st_size > 100_000
+    page.close()
