@@ -276,7 +276,7 @@ def relative_performance_chart(
                 f"relative to {reference_gpu} = 1",
                 alt.value("#2a6fb0"),
                 title,
-                170 if narrow else 150,
+                170 if narrow else 200,
                 [
                     "gpu_id",
                     alt.Tooltip("value:Q", format=".2f"),
