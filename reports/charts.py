@@ -1,11 +1,10 @@
 """Altair charts: the site's figures and each GPU's price history (issue 13).
 
-Charts are rendered offline by vl-convert (SVG, and PNG for the front page's figures) next
-to their Vega-Lite spec, so the site needs no CDN and no JavaScript. Each front-page figure
-has a wide variant (`<name>.svg`, side-by-side panels) and a narrow one for phones
-(`<name>.narrow.svg`, panels stacked, at most ~370 px wide so its text is never scaled
-down). `CHART_VERSION` is stamped into every spec; bump it when an encoding changes so old
-site versions stay interpretable.
+Charts are rendered offline by vl-convert (SVG) next to their Vega-Lite spec, so the site
+needs no CDN and no JavaScript. Each front-page figure has a wide variant (`<name>.svg`,
+side-by-side panels) and a narrow one for phones (`<name>.narrow.svg`, panels stacked, at
+most ~370 px wide so its text is never scaled down). `CHART_VERSION` is stamped into every
+spec; bump it when an encoding changes so old site versions stay interpretable.
 
 Scraped strings never reach a Vega expression: GPU ids, providers and labels are data
 values (encoded as fields), never part of a filter or calculate expression.
@@ -95,14 +94,6 @@ FIGURES = [
         "and years of ownership.",
     ),
 ]
-
-
-def _labelled(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(
-        workload_title=pl.col("workload").replace_strict(
-            WORKLOAD_TITLES, default=pl.col("workload")
-        )
-    )
 
 
 def _meta(chart: alt.TopLevelMixin, name: str) -> alt.TopLevelMixin:
@@ -475,17 +466,6 @@ def price_history_chart(
     )
 
 
-def gpu_price_chart(
-    history: pl.DataFrame, current: pl.DataFrame, gpu_id: str, run_date: dt.date
-) -> alt.TopLevelMixin:
-    """One GPU's price history, new and used, with today's price and its band (phone width)."""
-    data = price_history_data(history, current, [gpu_id], run_date)
-    return _meta(
-        _price_layers(data, 290, 170).properties(title=f"{gpu_id}: price history"),
-        "gpu_price_history",
-    )
-
-
 def _rows(frame: pl.DataFrame) -> list[dict]:
     """JSON-ready records (dates as ISO strings)."""
     return json.loads(frame.write_json())
@@ -763,9 +743,9 @@ def sensitivity_chart(sensitivity: pl.DataFrame, narrow: bool = False) -> alt.To
 
 
 def _render(
-    chart: alt.TopLevelMixin, out_dir: Path, name: str, png: bool, validate: bool = True
+    chart: alt.TopLevelMixin, out_dir: Path, name: str, validate: bool = True
 ) -> list[Path]:
-    """Write `<name>.vl.json`, `<name>.svg` (and `<name>.png`); return their paths.
+    """Write `<name>.vl.json` and `<name>.svg`; return their paths.
 
     `validate=False` skips Altair's JSON-schema check (a third of a small chart's time),
     for the many charts one validated builder makes.
@@ -774,20 +754,16 @@ def _render(
     paths = [out_dir / f"{name}.vl.json", out_dir / f"{name}.svg"]
     paths[0].write_text(json.dumps(spec, indent=1, sort_keys=True), encoding="utf-8")
     paths[1].write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
-    if png:
-        paths.append(out_dir / f"{name}.png")
-        paths[2].write_bytes(vlc.vegalite_to_png(spec, scale=2))
     return paths
 
 
 @dataclass(frozen=True)
 class ChartJob:
-    """One chart to render: how to build it, where, and whether to add a PNG."""
+    """One chart to render: how to build it and where."""
 
     build: Callable[[], alt.TopLevelMixin]
     out_dir: Path
     name: str
-    png: bool = False
     validate: bool = True
 
 
@@ -796,14 +772,7 @@ def render_many(jobs: list[ChartJob], workers: int = 2) -> list[Path]:
 
     def run(job: ChartJob) -> list[Path]:
         job.out_dir.mkdir(parents=True, exist_ok=True)
-        return _render(job.build(), job.out_dir, job.name, job.png, job.validate)
+        return _render(job.build(), job.out_dir, job.name, job.validate)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return [p for paths in pool.map(run, jobs) for p in paths]
-
-
-def save_chart(chart: alt.TopLevelMixin, out_dir: Path, name: str) -> dict[str, Path]:
-    """Write `<name>.vl.json`, `<name>.svg` and `<name>.png`; return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    spec, svg, png = _render(chart, out_dir, name, png=True)
-    return {"spec": spec, "svg": svg, "png": png}

@@ -1,7 +1,7 @@
 """Which GPUs each chart shows, and rendering every chart of a version (issue 13).
 
-`render_site_charts` writes the front page's figures (wide and narrow variants, specs, PNGs
-of the wide ones) into `<out>/` and one price-history chart per GPU with a price history
+`render_site_charts` writes the front page's figures (wide and narrow variants and their
+specs) into `<out>/` and one price-history chart per GPU with a price history
 into `<out>/gpu/`.
 """
 
