@@ -130,8 +130,13 @@ def verdict_cell(row: dict) -> Cell:
     first = f"{value}{estimated}, P(best) {percent(row['p_best'])}"
     if buy:
         price = (
-            f"{money(row['price_usd'])} {row['market']}, {row['price_method']} "
-            f"{row['age_days']} d ago; total {money(row['total_cost_usd'])}"
+            f"{money(row['price_usd'])} {row['market']}, "
+            + (
+                f"nowcast from a price {row['age_days']} d old"
+                if row["price_method"] == "nowcast"
+                else f"observed {row['age_days']} d ago"
+            )
+            + f"; total {money(row['total_cost_usd'])}"
         )
     else:
         count = row["gpu_count"] or 1
