@@ -10,6 +10,7 @@ import datetime as dt
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
@@ -63,12 +64,15 @@ def build_site(
     report_markdown: str,
     chart_files: list[Path],
     methodology_markdown: str,
+    extra: Callable[[Path], None] | None = None,
 ) -> Path:
     """Write `site/<run_date>/`, refresh `site/latest/` and `site/index.html`.
 
     Each version has the report (`index.html`, `report.md`) and the methodology page
     (`methodology.html`, `methodology.md`: the run's parameters, fitted constants,
-    validation figures and spec conflicts). Returns the path of the version's index.html.
+    validation figures and spec conflicts). `extra`, when given, adds files to the version
+    folder before it is swapped in (reports.pages.add_version_files: the front page, GPU
+    pages, downloads). Returns the path of the version's index.html.
     """
     site_dir.mkdir(parents=True, exist_ok=True)
     version = run_date.isoformat()
@@ -83,6 +87,8 @@ def build_site(
     _write_page(
         staging, "methodology", f"gpuvalue {version}: methodology", methodology_markdown, version
     )
+    if extra is not None:
+        extra(staging)
 
     latest_staging = inside(site_dir, ".latest.staging")
     shutil.rmtree(latest_staging, ignore_errors=True)

@@ -127,15 +127,24 @@ def test_site_versions(built):
     dated = [v for v in versions if v != "latest"]
     assert len(dated) == 1
     for folder in (built.site / dated[0], built.site / "latest"):
+        charts = [
+            f"charts/{name}{variant}.{ext}"
+            for name in ("relative_performance", "perf_per_dollar", "price_history")
+            for variant in ("", ".narrow")
+            for ext in ("svg", "vl.json")
+        ]
         for name in (
             "index.html",
             "report.md",
-            "charts/relative_performance.svg",
-            "charts/relative_performance.png",
-            "charts/relative_performance.vl.json",
-            "charts/perf_per_dollar.svg",
-            "charts/perf_per_dollar.png",
-            "charts/perf_per_dollar.vl.json",
+            "methodology.html",
+            "gpus.html",
+            "tables.html",
+            "downloads.html",
+            "gpu/rtx-4090.html",
+            "charts/gpu/rtx-4090.svg",
+            "data/perf_per_dollar.csv",
+            "data/perf_per_dollar.parquet",
+            *charts,
         ):
             assert (folder / name).stat().st_size > 0, folder / name
     assert f'href="{dated[0]}/index.html"' in (built.site / "index.html").read_text()
