@@ -35,6 +35,8 @@ class Dataset:
     spec_sources: pl.DataFrame
     benchmarks: pl.DataFrame
     sensitivity: pl.DataFrame
+    llm_throughput: pl.DataFrame
+    llm_cost: pl.DataFrame
     changes: Changes | None
     previous: str | None
 
@@ -128,6 +130,10 @@ def prepare_dataset(
             "benchmark_debiased", "gpu_id, workload, source, model, precision, num_gpus"
         ),
         sensitivity=for_run("sensitivity", "parameter, value, workload, gpu_id"),
+        llm_throughput=for_run(
+            "llm_throughput", "gpu_id, model_params_b, bits, num_gpus, context_tokens"
+        ),
+        llm_cost=for_run("llm_cost", "model_params_b, bits, basis, usd_per_million_tokens"),
         changes=None,
         previous=None,
     )

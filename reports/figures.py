@@ -14,6 +14,7 @@ from reports.charts import (
     ChartJob,
     buy_vs_rent_chart,
     cloud_prices_chart,
+    llm_value_chart,
     memory_value_chart,
     perf_per_dollar_chart,
     price_history_chart,
@@ -136,6 +137,7 @@ def front_chart_builders(ds: Dataset, narrow: bool) -> dict:
             data.cloud, buy_vs_rent_gpus(ds), horizon, narrow=narrow
         ),
         "sensitivity": lambda: sensitivity_chart(ds.sensitivity, narrow),
+        "llm_value": lambda: llm_value_chart(ds.llm_throughput, data.perf, narrow),
     }
 
 

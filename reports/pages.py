@@ -130,6 +130,7 @@ def render_front_page(ds: Dataset) -> str:
             content.verdict_section(ds),
             content.changes_section(ds),
             content.charts_section(),
+            content.llm_section(ds),
             content.headline_section(ds),
             content.freshness_section(ds),
         ],
@@ -467,7 +468,10 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
     prices = _by_gpu(ds.current_prices)
     offers = _by_gpu(ds.offers)
     benchmarks = _by_gpu(ds.benchmarks)
+    llm = _by_gpu(ds.llm_throughput)
+    context = int(ds.data.parameters.get("llm_context_tokens", 8192))
     empty = pl.DataFrame()
+    no_llm = pl.DataFrame(schema=ds.llm_throughput.schema)
     pages = []
     for gpu in ds.data.gpus.iter_rows(named=True):
         gpu_id = slug(gpu["gpu_id"])
@@ -499,6 +503,11 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
                     _price_table(prices.get(gpu_id, empty)),
                     _offer_table(offers.get(gpu_id, empty)),
                 ],
+            ),
+            Section(
+                "llm",
+                "LLM inference",
+                tables=[content.llm_gpu_table(llm.get(gpu_id, no_llm), context)],
             ),
             Section(
                 "specs",
