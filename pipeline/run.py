@@ -19,7 +19,9 @@ from pipeline.definitions import defs as load_defs
 from pipeline.defs.partitions import CLOUD_PROVIDERS
 from pipeline.defs.resources import GpuvalueSettings
 from pipeline.defs.schedules import CLOUD, CLOUD_RUN
-from reports.report import HEADLINE_WAYS, headline, load_report_data
+from reports.dataset import prepare_dataset
+from reports.report import HEADLINE_WAYS, headline
+from reports.verdict import OPTIONS
 from sources.bundled import read_retail_observations
 from warehouse.publish import open_published
 
@@ -32,6 +34,18 @@ def snapshot_days(settings: GpuvalueSettings) -> tuple[str, str]:
     rows = read_retail_observations(settings.data_path("prices", "retail_observations.csv"), None)
     days = rows["observed_at"].dt.date()
     return days.min().isoformat(), days.max().isoformat()
+
+
+def first_failure(result: dg.ExecuteInProcessResult) -> str:
+    """The first failed step and the last line of its error, for a one-line message."""
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            error = event.event_specific_data.error
+            cause = error.cause or error
+            while cause.cause is not None:
+                cause = cause.cause
+            return f"{event.step_key}: {cause.message.strip().splitlines()[-1][:200]}"
+    return "no step failed"
 
 
 def run_pipeline(
@@ -64,8 +78,8 @@ def run_pipeline(
         )
         if not cloud.success:
             print(
-                f"gpuvalue: cloud offers for {provider} failed; its last good offers are kept "
-                "and shown as stale",
+                f"gpuvalue: cloud offers for {provider} failed ({first_failure(cloud)}); "
+                "the warehouse keeps whatever offers it had for it",
                 file=sys.stderr,
             )
     return dg.materialize(
@@ -114,13 +128,18 @@ def build_into(
 
 
 def summary(settings: GpuvalueSettings) -> str:
-    """Where the outputs are, how old the inputs are, and the top 3 GPUs per workload."""
+    """Where the outputs are, how old the inputs are, and the answer in short.
+
+    The top 3 GPUs per workload and the 16-bit training verdicts by budget and for 24 GB,
+    read from the site's prepared dataset.
+    """
     con = open_published(settings.published_dir)
     try:
         run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
-        data = load_report_data(con, run_date)
+        dataset = prepare_dataset(con, run_date, Path(settings.site_dir))
     finally:
         con.close()
+    data = dataset.data
     site = Path(settings.site_dir)
     lines = [
         "",
@@ -149,16 +168,40 @@ def summary(settings: GpuvalueSettings) -> str:
                 for r in top.iter_rows(named=True)
             )
             lines.append(f"    {way:<15} {ranked or 'none'}")
+    training = dataset.verdicts.filter(pl.col("workload") == "training_16bit")
     lines += [
         "",
-        "Best GPU with 24 GB or more, 16-bit training (P = share of bootstrap replicates it wins):",
+        "Best value by budget, 16-bit training (buy: total cost of ownership; rent: the same "
+        "hours of use;",
+        "P = share of bootstrap replicates it wins):",
+        ("  " + "budget".ljust(9) + "".join(o.ljust(27) for o in OPTIONS)).rstrip(),
     ]
-    tier = data.recommendations.filter(
-        (pl.col("workload") == "training_16bit") & (pl.col("memory_tier_gb") == 24)
-    ).sort("option")
+    for limit in sorted(set(training.filter(pl.col("kind") == "budget")["limit"])):
+        rows = training.filter((pl.col("kind") == "budget") & (pl.col("limit") == limit))
+        cells = {r["option"]: _verdict(r) for r in rows.iter_rows(named=True)}
+        row = f"  ${limit:<8,.0f}" + "".join(cells.get(o, "-").ljust(27) for o in OPTIONS)
+        lines.append(row.rstrip())
+    lines += ["", "Best GPU with 24 GB or more, 16-bit training:"]
+    tier = training.filter((pl.col("kind") == "memory") & (pl.col("limit") == 24))
     for r in tier.iter_rows(named=True):
-        lines.append(f"  {r['option']:<10} {r['gpu_id']:<16} P = {r['p_best']:.0%}")
+        lines.append(f"  {r['option']:<15} {_verdict(r)}")
+    if dataset.changes is not None:
+        changed = dataset.changes
+        lines += [
+            "",
+            f"Since {changed.previous_version}: {changed.verdicts.height} verdicts, "
+            f"{changed.ranks.height} ranks and {changed.prices.height} prices changed; "
+            f"{changed.gpus.height} GPU changes; {changed.stale.height} inputs went stale.",
+        ]
     return "\n".join(lines)
+
+
+def _verdict(row: dict) -> str:
+    """'2x rtx-3090 P=40%' (or '-' when nothing fits)."""
+    if row["gpu_id"] is None:
+        return "-"
+    size = f"{row['system_gpus']}x " if (row["system_gpus"] or 1) > 1 else ""
+    return f"{size}{row['gpu_id']} P={row['p_best']:.0%}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,8 @@ import duckdb
 import polars as pl
 
 from pipeline.model.comparison import comparison_table
+from pipeline.model.llm import decode_roofline, leave_one_gpu_out
+from pipeline.model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS
 from reports.report import markdown_table
 from warehouse.publish import default_published_dir
 
@@ -37,6 +39,7 @@ class MethodologyData:
     benchmark_flags: pl.DataFrame
     sensitivity: pl.DataFrame
     comparison: pl.DataFrame
+    llm_decode: pl.DataFrame
 
 
 def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> MethodologyData:
@@ -70,6 +73,27 @@ def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> 
             for_run("relative_performance", "gpu_id, workload"),
             con.sql("SELECT * FROM benchmark_results").pl(),
         ),
+        llm_decode=llm_decode_table(
+            con.sql("SELECT * FROM llm_benchmarks ORDER BY ALL").pl(),
+            con.sql("SELECT * FROM gpus ORDER BY gpu_id").pl(),
+        ),
+    )
+
+
+def llm_decode_table(benchmarks: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
+    """Measured batch-1 decode vs the decode model fitted without the GPU, per GPU x model."""
+    logo = leave_one_gpu_out(decode_roofline(benchmarks, gpus), "llama.cpp")
+    if logo.is_empty():
+        return logo
+    return (
+        logo.group_by("gpu_id", "model_params_b", "quant")
+        .agg(
+            measured=pl.col("measured").median(),
+            predicted=pl.col("predicted").median(),
+            ape=pl.col("ape").median() * 100,
+            n=pl.len(),
+        )
+        .sort("model_params_b", "quant", "gpu_id")
     )
 
 
@@ -90,6 +114,45 @@ def _formatted(frame: pl.DataFrame) -> pl.DataFrame:
         ).alias(c)
         for c, t in frame.schema.items()
     ).with_columns(pl.all().fill_null("–"))
+
+
+NOWCAST_CHECK = "price_nowcast_backtest"
+BAND_ORDER = {
+    name: i
+    for i, name in enumerate([*(band for *_, band in HORIZON_BANDS), "all", AFTER_MINING_BAND])
+}
+
+
+def nowcast_backtest_table(validation: pl.DataFrame) -> pl.DataFrame:
+    """The back-test rows of model_validation, one row per candidate x horizon band."""
+    rows = validation.filter(pl.col("check_name") == NOWCAST_CHECK)
+    if rows.is_empty():
+        return pl.DataFrame(
+            schema={
+                "candidate": pl.Utf8,
+                "band": pl.Utf8,
+                "median_ape_pct": pl.Float64,
+                "coverage80_pct": pl.Float64,
+                "coverage95_pct": pl.Float64,
+                "n": pl.Int32,
+                "chosen": pl.Boolean,
+            }  # fmt: skip
+        )
+    parts = pl.col("subject").str.splitn(", ", 2).struct
+    return (
+        rows.with_columns(
+            candidate=parts.field("field_0"),
+            band=parts.field("field_1"),
+            chosen=pl.col("detail").str.ends_with("chosen"),
+        )
+        .pivot(on="metric", index=["candidate", "band", "n", "chosen"], values="value")
+        .select(
+            "candidate", "band", "median_ape_pct", "coverage80_pct", "coverage95_pct", "n", "chosen"
+        )  # fmt: skip
+        .with_columns(_order=pl.col("band").replace_strict(BAND_ORDER, default=len(BAND_ORDER)))
+        .sort(pl.col("chosen").not_(), "candidate", "_order")
+        .drop("_order")
+    )
 
 
 def render_validation_markdown(data: MethodologyData) -> str:
@@ -118,7 +181,7 @@ def render_validation_markdown(data: MethodologyData) -> str:
         "### Validation",
         "",
         markdown_table(
-            _formatted(data.validation),
+            _formatted(data.validation.filter(pl.col("check_name") != NOWCAST_CHECK)),
             {
                 "check_name": "check",
                 "subject": "subject",
@@ -131,6 +194,46 @@ def render_validation_markdown(data: MethodologyData) -> str:
                 "detail": "detail",
             },
         ),
+        "",
+        "### Prices of today: the nowcast back-test",
+        "",
+        "Rolling origin (methodology §4): at cut-offs every 6 months, everything later is "
+        "hidden, the drift and volatility are refitted on what came before and each series' "
+        "last price is carried to its later monthly prices. Median absolute error of the "
+        "carried price, and the share of later prices inside the 80 % and 95 % intervals; "
+        "the candidate marked *chosen* prices today's stale GPUs.",
+        "",
+        markdown_table(
+            _formatted(nowcast_backtest_table(data.validation)),
+            {
+                "candidate": "candidate",
+                "band": "horizon",
+                "median_ape_pct": "median error %",
+                "coverage80_pct": "in 80 % interval, %",
+                "coverage95_pct": "in 95 % interval, %",
+                "n": "predictions",
+                "chosen": "chosen",
+            },
+        ),  # fmt: skip
+        "",
+        "### LLM decode: measured beside the model fitted without the GPU",
+        "",
+        "Batch-1 llama.cpp decode tokens/s as published (median of a GPU's rows per model "
+        "and format) and as the decode model predicts them when fitted without that GPU "
+        "(methodology §11); the error is the median over the rows.",
+        "",
+        markdown_table(
+            _formatted(data.llm_decode),
+            {
+                "gpu_id": "GPU",
+                "model_params_b": "params (B)",
+                "quant": "format",
+                "measured": "measured tokens/s",
+                "predicted": "predicted",
+                "ape": "error %",
+                "n": "rows",
+            },
+        ),  # fmt: skip
         "",
         "### Our ratios beside public evidence",
         "",

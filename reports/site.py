@@ -12,6 +12,7 @@ import datetime as dt
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
@@ -56,12 +57,15 @@ def render_version(
     report_markdown: str,
     chart_files: list[Path],
     methodology_markdown: str,
+    extra: Callable[[Path], None] | None = None,
 ) -> Path:
     """Render the run's version of the site into `out_dir/<run_date>/` (replaced if there).
 
     The version has the report (`index.html`, `report.md`), the methodology page
     (`methodology.html`, `methodology.md`: the run's parameters, fitted constants,
-    validation figures and spec conflicts) and `charts/`. Returns the version's folder.
+    validation figures and spec conflicts) and `charts/`; `extra`, when given, adds files to
+    the folder (reports.pages.add_version_files: the front page, GPU pages, downloads).
+    Returns the version's folder.
     """
     version = run_date.isoformat()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -76,6 +80,8 @@ def render_version(
     _write_page(
         folder, "methodology", f"gpuvalue {version}: methodology", methodology_markdown, version
     )
+    if extra is not None:
+        extra(folder)
     return folder
 
 

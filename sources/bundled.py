@@ -160,6 +160,37 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
     )
 
 
+LLM_PHASES = frozenset({"decode", "prefill", "serving"})
+
+
+def read_llm_benchmarks(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
+    """Published LLM inference results, one row per measurement (benchmarks/llm/MANIFEST.md).
+
+    `tokens_per_s` is the total of `num_gpus` GPUs; `bits` the weight bit class (4, 8,
+    16) and `quant` the exact format; `phase` decode (generation), prefill (prompt
+    processing) or serving (batched throughput).
+    """
+    columns = [
+        Column("source"),
+        _gpu_column(gpu_ids),
+        Column("num_gpus", "int", minimum=1),
+        Column("engine"),
+        Column("model"),
+        Column("model_params_b", "float", exclusive_minimum=0),
+        Column("bits", "int", minimum=1),
+        Column("quant"),
+        Column("phase", choices=LLM_PHASES),
+        Column("batch", "int", required=False, minimum=1),
+        Column("context_tokens", "int", required=False, minimum=1),
+        Column("tokens_per_s", "float", exclusive_minimum=0),
+        Column("power_w", "float", required=False, exclusive_minimum=0),
+        Column("as_of", "date", not_future=True),
+        Column("citation"),
+    ]
+    key = tuple(c.name for c in columns if c.name not in ("tokens_per_s", "power_w"))
+    return read_table(path, columns, unique=key)
+
+
 def read_fx_rates(path: str | Path) -> pl.DataFrame:
     """Dated USD value of one unit of each currency."""
     columns = [

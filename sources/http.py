@@ -2,9 +2,11 @@
 
 `PoliteClient` puts timeouts on every request, identifies itself honestly, retries only what
 is worth retrying (429, 502, 503, 504 and network errors) with full-jitter backoff that
-honours Retry-After, spaces requests to one host, obeys robots.txt, stops hitting a host
-after a captcha, a block page or a 403 (circuit breaker), and archives every response that
-got a status before returning it, so parsers only ever read archived bytes.
+honours Retry-After for the whole host, spaces requests to one host, obeys robots.txt, stops
+hitting a host (circuit breaker) after a captcha, a block page or a 403, after a Retry-After
+longer than a run can wait, or after a few URLs in a row failed with server errors, 429s or
+network errors even after their retries, and archives every response that got a status
+before returning it, so parsers only ever read archived bytes.
 
 Nothing secret is logged: no headers, no auth, and credentials in URLs are redacted.
 """
@@ -144,6 +146,8 @@ class _HostState:
     lock: threading.Lock  # serialises request starts so threads cannot both go at once
     interval: float
     last_start: float | None = None
+    not_before: float | None = None  # a Retry-After: no request starts before this clock
+    failures: int = 0  # URLs in a row that failed with a server or network error
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,10 @@ class _Exchange:
     error: str | None
     attempts: int
     fetched_at: dt.datetime
+    # A 5xx or 429 after every retry, or a network error: counts towards the breaker.
+    server_failure: bool = False
+    # Why the host must not be asked again this run (a Retry-After beyond the cap).
+    cut_off: str | None = None
 
 
 class PoliteClient:
@@ -196,7 +204,11 @@ class PoliteClient:
         clock: Monotonic seconds for rate limiting; injected with `sleep` in tests.
         session: A requests session to use (default: a new one owned by the client).
         max_retry_after: Longest Retry-After honoured; a longer one ends the fetch as
-            http_error instead of stalling the run.
+            http_error instead of stalling the run, and opens the host's circuit (the host
+            asked not to be asked for longer than the run can wait).
+        trip_after_failures: Open a host's circuit after this many URLs in a row failed
+            with a 5xx, a 429 or a network error after all their retries (0: never). One
+            success resets the count, so a host that is only flaky keeps being asked.
         max_bytes: Largest response body read (after decompression); a bigger one ends
             the fetch as http_error, unarchived. A body shorter than its Content-Length
             is a network error (retried), never a result.
@@ -221,11 +233,14 @@ class PoliteClient:
         session: requests.Session | None = None,
         max_retry_after: float = 300.0,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        trip_after_failures: int = 3,
     ) -> None:
         if connect_timeout <= 0 or read_timeout <= 0:
             raise ValueError("timeouts must be positive: a request without one can hang a run")
-        if max_retries < 0 or max_workers < 1:
-            raise ValueError("max_retries must be >= 0 and max_workers >= 1")
+        if max_retries < 0 or max_workers < 1 or trip_after_failures < 0:
+            raise ValueError(
+                "max_retries and trip_after_failures must be >= 0 and max_workers >= 1"
+            )
         if min(backoff_base, backoff_cap, min_interval_per_host, max_retry_after) < 0:
             raise ValueError("backoff, interval and max_retry_after must not be negative")
         self.user_agent = user_agent
@@ -241,6 +256,7 @@ class PoliteClient:
         self.classify = classify
         self.max_retry_after = max_retry_after
         self.max_bytes = max_bytes
+        self.trip_after_failures = trip_after_failures
         self._sleep = sleep
         self._clock = clock
         self._random = random.Random()
@@ -379,6 +395,11 @@ class PoliteClient:
         with self._lock:
             return set(self._tripped)
 
+    def cut_off(self) -> dict[str, str]:
+        """Why each tripped host's circuit opened: {host: "circuit open for host ..."}."""
+        with self._lock:
+            return dict(self._tripped)
+
     # -- one fetch ------------------------------------------------------------------------
 
     @staticmethod
@@ -425,8 +446,7 @@ class PoliteClient:
         kwargs.update(body or {})
         exchange = self._exchange(method, full_url, host, kwargs, robots=False)
         response = exchange.response
-        if exchange.outcome in (FetchOutcome.CAPTCHA, FetchOutcome.BLOCKED):
-            self._trip(host, exchange.outcome, full_url)
+        self._account(host, exchange, full_url)
 
         archived = None
         if response is not None and self.archive is not None and archive_body:
@@ -469,13 +489,40 @@ class PoliteClient:
             return "disallowed by robots.txt"
         return None
 
-    def _trip(self, host: str, outcome: str, url: str) -> None:
-        message = f"circuit open for {host} after {outcome} at {redact_url(url)}"
+    def _account(self, host: str, exchange: _Exchange, url: str) -> None:
+        """Feed one finished fetch to the host's circuit breaker."""
+        if exchange.outcome in (FetchOutcome.CAPTCHA, FetchOutcome.BLOCKED):
+            self._trip(
+                host, f"circuit open for {host} after {exchange.outcome} at {redact_url(url)}"
+            )
+            return
+        if exchange.cut_off is not None:
+            self._trip(host, f"circuit open for {host}: {exchange.cut_off}")
+            return
+        state = self._host_state(host)
+        with self._lock:
+            state.failures = state.failures + 1 if exchange.server_failure else 0
+            failures = state.failures
+        if exchange.server_failure and 0 < self.trip_after_failures <= failures:
+            self._trip(
+                host,
+                f"circuit open for {host} after {failures} failed requests in a row "
+                f"(last: {exchange.error})",
+            )
+
+    def _trip(self, host: str, message: str) -> None:
         with self._lock:
             if host in self._tripped:
                 return
             self._tripped[host] = message
         log.warning("%s; no more requests to %s this run", message, host)
+
+    def _defer(self, host: str, seconds: float) -> None:
+        """Honour a Retry-After: no request to `host` starts for `seconds` from now."""
+        state = self._host_state(host)
+        until = self._clock() + seconds
+        with self._lock:
+            state.not_before = max(until, state.not_before or until)
 
     def _exchange(
         self, method: str, url: str, host: str, kwargs: Mapping[str, Any], *, robots: bool
@@ -508,7 +555,7 @@ class PoliteClient:
                 return self._failed(exc, attempts, method, safe_url)
             except _RETRYABLE_ERRORS as exc:
                 if attempts > self.max_retries:
-                    return self._failed(exc, attempts, method, safe_url)
+                    return self._failed(exc, attempts, method, safe_url, server_failure=True)
                 wait = self._backoff(attempts - 1)
                 log.warning(
                     "%s %s: %s (attempt %d); retrying in %.1fs",
@@ -545,22 +592,48 @@ class PoliteClient:
                 return _Exchange(
                     response, content, FetchOutcome.BLOCKED, error, attempts, fetched_at
                 )
-            if status not in RETRY_STATUSES:
-                error = f"HTTP {status}"
-                return _Exchange(
-                    response, content, FetchOutcome.HTTP_ERROR, error, attempts, fetched_at
+            server_error = status >= 500 or status == 429
+            retry_after = self._retry_after(response) if server_error else None
+            if retry_after is not None and retry_after > self.max_retry_after:
+                error = (
+                    f"HTTP {status} with Retry-After {retry_after:.0f}s, more than "
+                    f"max_retry_after {self.max_retry_after:.0f}s; giving up"
                 )
-            if attempts > self.max_retries:
-                error = f"HTTP {status} after {attempts} attempts"
-                return _Exchange(
-                    response, content, FetchOutcome.HTTP_ERROR, error, attempts, fetched_at
-                )
-            wait, error = self._retry_wait(response, attempts - 1)
-            if wait is None:
                 log.warning("%s %s: %s", method, safe_url, error)
-                return _Exchange(
-                    response, content, FetchOutcome.HTTP_ERROR, error, attempts, fetched_at
+                cut_off = (
+                    None
+                    if robots
+                    else f"HTTP {status} asked to wait {retry_after:.0f}s (Retry-After), more "
+                    f"than max_retry_after {self.max_retry_after:.0f}s"
                 )
+                return _Exchange(
+                    response,
+                    content,
+                    FetchOutcome.HTTP_ERROR,
+                    error,
+                    attempts,
+                    fetched_at,
+                    server_failure=True,
+                    cut_off=cut_off,
+                )
+            if retry_after is not None:
+                # The host asked for a pause: it applies to every request to it, this URL's
+                # retry and the next URLs alike (other threads too).
+                self._defer(host, retry_after)
+            if status not in RETRY_STATUSES or attempts > self.max_retries:
+                error = f"HTTP {status}"
+                if status in RETRY_STATUSES:
+                    error += f" after {attempts} attempts"
+                return _Exchange(
+                    response,
+                    content,
+                    FetchOutcome.HTTP_ERROR,
+                    error,
+                    attempts,
+                    fetched_at,
+                    server_failure=server_error,
+                )
+            wait = retry_after if retry_after is not None else self._backoff(attempts - 1)
             log.warning(
                 "%s %s -> %d (attempt %d); retrying in %.1fs",
                 method,
@@ -569,14 +642,29 @@ class PoliteClient:
                 attempts,
                 wait,
             )
-            self._sleep(wait)
+            if retry_after is None:
+                self._sleep(wait)  # a Retry-After is waited out by `_wait_turn`
 
     def _failed(
-        self, exc: requests.RequestException, attempts: int, method: str, safe_url: str
+        self,
+        exc: requests.RequestException,
+        attempts: int,
+        method: str,
+        safe_url: str,
+        *,
+        server_failure: bool = False,
     ) -> _Exchange:
         error = f"{_describe(exc)} (after {attempts} attempts)"
         log.warning("%s %s: %s", method, safe_url, error)
-        return _Exchange(None, b"", FetchOutcome.HTTP_ERROR, error, attempts, _now())
+        return _Exchange(
+            None,
+            b"",
+            FetchOutcome.HTTP_ERROR,
+            error,
+            attempts,
+            _now(),
+            server_failure=server_failure,
+        )
 
     def _read_body(self, response: requests.Response) -> bytes:
         """The whole body, at most `max_bytes` of it (decompressed), checked for length.
@@ -607,25 +695,11 @@ class PoliteClient:
             raise _IncompleteBody(f"body of {len(content)} bytes, Content-Length {announced}")
         return content
 
-    def _retry_wait(
-        self, response: requests.Response, retry: int
-    ) -> tuple[float | None, str | None]:
-        """How long to wait before retry number `retry` (0-based) of `response`.
-
-        Returns:
-            (seconds, None): Retry-After when the response has a usable one, else jittered
-            backoff; (None, error) when Retry-After asks for more than max_retry_after.
-        """
+    @staticmethod
+    def _retry_after(response: requests.Response) -> float | None:
+        """The response's Retry-After in seconds, or None without a usable one."""
         header = response.headers.get("Retry-After")
-        seconds = None if header is None else parse_retry_after(header)
-        if seconds is None:
-            return self._backoff(retry), None
-        if seconds > self.max_retry_after:
-            return None, (
-                f"HTTP {response.status_code} with Retry-After {seconds:.0f}s, more than "
-                f"max_retry_after {self.max_retry_after:.0f}s; giving up"
-            )
-        return seconds, None
+        return None if header is None else parse_retry_after(header)
 
     def _backoff(self, retry: int) -> float:
         # Full jitter: spreads retries from many clients instead of synchronising them.
@@ -648,9 +722,13 @@ class PoliteClient:
             now = self._clock()
             start = now
             if state.last_start is not None:
-                start = max(now, state.last_start + state.interval)
-                if start > now:
-                    self._sleep(start - now)
+                start = max(start, state.last_start + state.interval)
+            with self._lock:
+                not_before = state.not_before
+            if not_before is not None:
+                start = max(start, not_before)
+            if start > now:
+                self._sleep(start - now)
             # The planned start, not "now" after sleeping: a fake clock does not advance,
             # and a real one that overslept only makes the next gap longer.
             state.last_start = max(start, self._clock())
@@ -731,6 +809,8 @@ def short_reason(detail: str | None) -> str:
     text = redact_text(" ".join((detail or "").split()))
     if not text:
         return "no detail"
+    if "circuit open for" in text:
+        return _cut_off_reason(text)
     if any(word in text for word in _NETWORK_WORDS):
         return "network error"
     for pattern in (r"\b(?:captcha|blocked) page", r"disallowed by robots\.txt", r"HTTP \d{3}"):
@@ -738,14 +818,29 @@ def short_reason(detail: str | None) -> str:
             return match.group(0)
     if "robots.txt unreachable" in text:
         return "robots.txt unreachable"
-    if "circuit open" in text:
-        return "skipped after a captcha or block"
     # A file's name says which file; its absolute path says nothing a reader needs.
     text = _ABSOLUTE_PATH.sub(r"\1", text)
     first = text.split(": ", 1)[1] if text.startswith("failed: ") else text
     if len(first) <= SHORT_REASON_LENGTH:
         return first
     return first[: SHORT_REASON_LENGTH - 3].rstrip() + "..."
+
+
+def _cut_off_reason(text: str) -> str:
+    """A few words for a request the circuit breaker refused, saying why the host is off."""
+    if match := re.search(r"after (\d+) failed requests in a row \(last: (.*)", text):
+        return f"cut off after {match[1]} failures in a row ({short_reason(match[2])})"
+    if match := re.search(r"asked to wait (\d+)s \(Retry-After\)", text):
+        return f"cut off: Retry-After {match[1]}s"
+    return "skipped after a captcha or block"
+
+
+def is_cut_off(detail: str | None) -> bool:
+    """Whether `detail` says the breaker cut a host off for errors or a Retry-After.
+
+    A captcha or block page is not counted: the failure itself already names it.
+    """
+    return short_reason(detail).startswith("cut off")
 
 
 class _TooLarge(Exception):

@@ -13,6 +13,7 @@ import struct
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -21,7 +22,13 @@ import pytest
 import requests
 
 from sources.archive import REDACTED, Archive
-from sources.http import DEFAULT_USER_AGENT, PoliteClient, parse_retry_after
+from sources.http import (
+    DEFAULT_USER_AGENT,
+    PoliteClient,
+    is_cut_off,
+    parse_retry_after,
+    short_reason,
+)
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 
@@ -751,3 +758,132 @@ def test_short_reason_is_a_few_words_for_a_status_cell():
     reason = short_reason(long_path)
     assert reason.startswith("azure.csv, line 4, field 'price_type'")
     assert len(reason) <= 80
+
+
+# -- the breaker for server errors, and Retry-After per host (issue 15) ---------------------
+
+
+def test_503_storm_cuts_the_host_off_after_three_failed_urls(server, fake, tmp_path):
+    server.on("/busy", Reply(503, b"busy"))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive, max_retries=1)
+    urls = [server.url(f"/busy?k={n}") for n in range(6)] + [server.url("/fine", host="localhost")]
+
+    results = client.fetch_many(urls, source="ebay")
+
+    host = f"127.0.0.1:{server.port}"
+    assert [(r.outcome, r.attempts) for r in results] == [
+        *[("http_error", 2)] * 3,
+        *[("skipped", 0)] * 3,
+        ("ok", 1),
+    ]
+    assert server.count("/busy") == 3 * 2  # not 6 * 2: the last three never left the client
+    assert client.tripped_hosts() == {host}
+    why = (
+        f"circuit open for {host} after 3 failed requests in a row "
+        "(last: HTTP 503 after 2 attempts)"
+    )
+    assert client.cut_off() == {host: why}
+    assert results[3].error == why
+    assert short_reason(why) == "cut off after 3 failures in a row (HTTP 503)"
+    assert is_cut_off(why)
+    # The failed responses were archived like any other; the skipped ones have none.
+    assert [r.archived is not None for r in results] == [True] * 3 + [False] * 3 + [True]
+
+
+def test_a_success_resets_the_count_so_a_flaky_host_is_not_cut_off(server, fake):
+    server.on("/busy", Reply(503, b"busy"))
+    client, _ = make_client(fake, max_retries=0)
+    for path in ("/busy", "/busy", "/ok", "/busy", "/busy", "/missing"):
+        client.get(server.url(path))
+    assert client.tripped_hosts() == set()  # never three failures in a row (a 404 is no failure)
+    for _ in range(3):
+        client.get(server.url("/busy"))
+    assert client.tripped_hosts() == {f"127.0.0.1:{server.port}"}
+
+
+def test_429s_with_retry_after_pause_the_whole_host_and_trip_it(server, fake):
+    server.on("/s", Reply(429, b"slow down", {"Retry-After": "7"}))
+    client, session = make_client(fake, max_retries=1, min_interval_per_host=2.0)
+
+    results = [client.get(server.url(f"/s?k={n}")) for n in range(4)]
+
+    assert [r.outcome for r in results] == ["http_error"] * 3 + ["skipped"]
+    assert short_reason(results[3].error) == "cut off after 3 failures in a row (HTTP 429)"
+    # Every request after a 429 waited its Retry-After, the next URL's first request too
+    # (not the 2 s interval): 3 URLs x 2 attempts, 5 gaps of 7 s.
+    starts = session.starts("127.0.0.1")
+    assert [b - a for a, b in zip(starts, starts[1:], strict=False)] == [7.0] * 5
+
+
+def test_network_errors_count_towards_the_breaker(fake):
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client, session = make_client(fake, max_retries=1)
+
+    results = [client.get(f"http://127.0.0.1:{port}/{n}") for n in range(5)]
+
+    assert [r.outcome for r in results] == ["http_error"] * 3 + ["skipped"] * 2
+    assert len(session.sent) == 3 * 2
+    assert short_reason(results[4].error) == "cut off after 3 failures in a row (network error)"
+
+
+def test_retry_after_beyond_the_cap_cuts_the_host_off_at_once(server, fake):
+    server.on("/hour", Reply(429, b"come back later", {"Retry-After": "3600"}))
+    client, _ = make_client(fake, max_retry_after=300.0)
+
+    first = client.get(server.url("/hour"))
+    second = client.get(server.url("/other"))
+
+    assert (first.outcome, first.attempts) == ("http_error", 1)
+    assert (second.outcome, second.attempts) == ("skipped", 0)
+    assert short_reason(second.error) == "cut off: Retry-After 3600s"
+    assert server.count() == 1 and fake.sleeps == []
+
+
+def test_retry_after_on_the_last_attempt_still_delays_the_next_url(server, fake):
+    server.on("/a", Reply(503, b"", {"Retry-After": "5"}))
+    client, session = make_client(fake, max_retries=0)
+    assert client.get(server.url("/a")).outcome == "http_error"
+    assert client.get(server.url("/b")).outcome == "ok"
+    assert fake.sleeps == [5.0]
+    first, second = session.starts("127.0.0.1")
+    assert second - first == 5.0
+
+
+def test_the_server_error_breaker_can_be_turned_off(server, fake):
+    server.on("/busy", Reply(500, b"oops"))
+    client, _ = make_client(fake, trip_after_failures=0)
+    results = client.fetch_many([server.url(f"/busy?{n}") for n in range(5)])
+    assert [(r.outcome, r.error) for r in results] == [("http_error", "HTTP 500")] * 5
+    assert client.tripped_hosts() == set()
+
+
+def test_two_sources_at_once_share_each_hosts_politeness(server, fake, tmp_path):
+    # As a live night does: one fetch_many per source, from two threads. Different hosts
+    # run at the same time (the barrier), one host never sees two requests at once and its
+    # request starts stay spaced, and every response reaches the archive.
+    server.on("/meet", Reply(200, b"met", barrier=True))
+    archive = Archive(tmp_path)
+    client, session = make_client(fake, archive=archive, min_interval_per_host=2.0)
+    amazon = [server.url("/meet?a"), server.url("/a1"), server.url("/a2")]
+    ebay = [server.url("/meet?e", host="localhost"), server.url("/e1", host="localhost")]
+    shared = [server.url("/s1"), server.url("/s2")]  # a third source on Amazon's host
+
+    with ThreadPoolExecutor(3) as pool:
+        futures = [
+            pool.submit(client.fetch_many, urls, source=name)
+            for name, urls in (("amazon", amazon), ("ebay", ebay), ("other", shared))
+        ]
+        results = [f.result() for f in futures]
+
+    assert [[r.outcome for r in rs] for rs in results] == [["ok"] * 3, ["ok"] * 2, ["ok"] * 2]
+    assert results[0][0].content == results[1][0].content == b"met"
+    assert server.max_in_flight == {"127.0.0.1": 1, "localhost": 1}
+    for host in LOCAL_HOSTS:
+        starts = sorted(session.starts(host))
+        assert all(b - a >= 2.0 for a, b in zip(starts, starts[1:], strict=False))
+    day = results[0][0].fetched_at.date()
+    stored = Counter(r.source for r in archive.responses(day))
+    assert stored == {"amazon": 3, "ebay": 2, "other": 2}

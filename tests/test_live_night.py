@@ -136,7 +136,7 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(
         ebay_base_url=f"http://localhost:{port}",
         ebay_api_base_url=f"http://localhost:{port}/ebay-api",
         amazon_budget=3,
-        ebay_budget=2,
+        ebay_budget=5,
         min_interval_per_host=0.0,
         # Every cloud endpoint points here too: no test may reach the real APIs, even
         # on a machine with credentials in its environment.
@@ -168,7 +168,8 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(
         con.close()
     # Amazon: one captcha, then the circuit breaker skipped the rest (not archived).
     # eBay, through its API: the token request met the 503 storm, so no page was fetched
-    # (token POSTs are never archived).
+    # (token POSTs are never archived); after three queries' token requests failed every
+    # retry, the breaker cut the API host off and the last two queries asked nothing.
     assert pages == [("amazon", "captcha", 1)]
     assert todays == 0
     assert after["price_observations"] == before["price_observations"]
@@ -176,7 +177,10 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(
     assert after["cloud_offers"] == before["cloud_offers"]
     # Every source that got nothing says so in a few words; the full text is in the log.
     assert status["amazon", "retail"] == ("failed", "0 of 3 pages: captcha page")
-    assert status["ebay", "retail"] == ("failed", "0 of 2 pages: HTTP 503")
+    assert status["ebay", "retail"] == (
+        "failed",
+        "0 of 5 pages: HTTP 503; cut off after 3 failures in a row (HTTP 503)",
+    )
     for provider in ("azure", "vast", *API_PROVIDERS):
         assert status[provider, "cloud"] == ("failed", "HTTP 503"), provider
         assert any(h.startswith(f"/cloud/{provider}") for h in Hostile.hits)
@@ -189,7 +193,7 @@ def test_blocked_live_night_writes_no_prices_and_still_publishes(
     ebay_hits = [h for h in Hostile.hits if h.startswith("/sch/")]
     token_hits = [h for h in Hostile.hits if h.startswith("/ebay-api/")]
     assert len(amazon_hits) == 1
-    assert (ebay_hits, len(token_hits)) == ([], 2 * 5)  # per query: 1 try + 4 retries
+    assert (ebay_hits, len(token_hits)) == ([], 3 * 5)  # 3 queries x (1 try + 4 retries)
     # The site shows the failed sources as failed, with the short reason and that their last
     # good rows are kept, not a traceback.
     site = (root / "site" / "latest" / "index.html").read_text(encoding="utf-8")

@@ -38,8 +38,8 @@ def counts(root) -> tuple[int, int, float]:
         con.close()
 
 
-def status(result: dg.ExecuteInProcessResult) -> str:
-    event = result.asset_materializations_for_node("price_history")[0]
+def status(result: dg.ExecuteInProcessResult, node: str = "price_history") -> str:
+    event = result.asset_materializations_for_node(node)[0]
     return event.metadata["status"].value
 
 
@@ -52,6 +52,8 @@ def test_history_loads_once_then_skips_and_refreshes_the_days_it_changes(tmp_pat
 
     again = load(tmp_path, data_copy)
     assert again.success and status(again) == "unchanged"
+    # The catalog too: a night's 9 cloud runs do not rebuild it 9 times.
+    assert status(again, "gpus") == "unchanged"
     assert counts(tmp_path) == (observations, daily, price)
 
     # Drop the RTX 4090's Keepa points of 2025-08-21: its daily price that day is recomputed

@@ -57,14 +57,8 @@ def test_latest_page_shows_both_charts_offline(built, browser, tmp_path):
     # used, rent on-demand, rent spot), three ranked rows each.
     assert page.locator("h3").count() >= 3
     rows = page.evaluate(
-        """() => {
-        const h2 = [...document.querySelectorAll('h2')]
-            .find(h => h.textContent.includes('Best performance per dollar'));
-        const rows = [];
-        for (let el = h2.nextElementSibling; el && el.tagName !== 'H2'; el = el.nextElementSibling)
-            if (el.tagName === 'TABLE') rows.push(el.querySelectorAll('tbody tr').length);
-        return rows;
-        }"""
+        "[...document.querySelectorAll('#best table')]"
+        ".map(t => t.querySelectorAll('tbody tr').length)"
     )
     assert rows == [3] * 12
     page.screenshot(path=str(tmp_path / "latest.png"), full_page=True)
@@ -121,12 +115,12 @@ def test_methodology_page_shows_the_runs_validation_and_conflicts(built, browser
     page.close()
 
 
-def test_report_shows_recommendations_per_memory_tier(built, browser):
+def test_report_shows_the_verdict_by_budget_and_memory_tier(built, browser):
     page, _ = open_page(browser, built.site / "latest" / "index.html")
-    assert page.locator("h2", has_text="Recommendations by memory tier").count() == 1
-    text = page.locator("main").inner_text()
-    for tier in ("≥ 8 GB", "≥ 24 GB", "≥ 80 GB"):
-        assert tier in text
-    for option in ("buy new", "buy used", "rent (on-demand)"):
+    assert page.locator("h2", has_text="What to get, by budget and by memory").count() == 1
+    text = page.locator("#verdict").inner_text()
+    for label in ("≤ $1,500", "≤ $10,000", "≥ 8 GB", "≥ 24 GB", "≥ 80 GB"):
+        assert label in text
+    for option in ("buy new", "buy used", "rent on-demand", "rent spot", "P(best)"):
         assert option in text
     page.close()

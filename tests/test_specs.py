@@ -382,6 +382,27 @@ def test_epoch_rejected_leaves_the_catalog_as_the_other_sources_make_it(tmp_path
     assert catalog.merged.conflicts.equals(bundled.merged.conflicts)
 
 
+def test_spec_inputs_hold_no_machine_paths(tmp_path, bundled):
+    # The same spec folder at two places (two machines, two checkouts): the same rows.
+    here, there = tmp_path / "a" / "data" / "specs", tmp_path / "b" / "deeper" / "data" / "specs"
+    for target in (here, there):
+        shutil.copytree(SPECS, target)
+    inputs = [build_spec_catalog(folder).inputs for folder in (here, there)]
+    assert inputs[0].equals(inputs[1]) and inputs[0].equals(bundled.inputs)
+    epoch = inputs[0].filter(pl.col("source") == "epoch").row(0, named=True)
+    assert epoch["detail"] == "no file at specs/epoch_ml_hardware.csv"
+    # A rejected file outside the data folder is named by its file name; an unreadable one
+    # does not repeat its path through the OS error either.
+    unreadable = tmp_path / "elsewhere" / "ml_hardware.csv"
+    unreadable.mkdir(parents=True)
+    rejected = build_spec_catalog(here, epoch_path=unreadable).inputs
+    detail = rejected.filter(pl.col("source") == "epoch")["detail"][0]
+    assert detail == "ml_hardware.csv, line 0, field '(file)': cannot read: Is a directory"
+    for frame in (*inputs, rejected):
+        for text in frame["detail"].drop_nulls():
+            assert str(tmp_path) not in text and str(DATA_DIR) not in text, text
+
+
 def test_epoch_file_dropped_into_the_spec_folder_is_imported(tmp_path):
     specs = tmp_path / "specs"
     shutil.copytree(SPECS, specs)
@@ -499,6 +520,8 @@ def test_gpus_asset_writes_catalog_sources_and_conflicts(tmp_path):
             == "90"
         )
         assert one("SELECT memory_gb_source FROM gpus WHERE gpu_id = 'b200'") == "curated"
+        details = [d for (d,) in con.sql("SELECT detail FROM spec_inputs").fetchall() if d]
+        assert details and not any(str(DATA_DIR) in d or d.startswith("/") for d in details)
         assert one("SELECT count(*) FROM gpu_spec_sources WHERE chosen") >= 60 * 4
     finally:
         con.close()

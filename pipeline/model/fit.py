@@ -149,11 +149,19 @@ def _slope_fit(rows: pl.DataFrame) -> dict:
     sxx = float(np.sum(x * x))
     beta = float(np.sum(x * y) / sxx)
     clusters = rows.with_columns(score=pl.col("x_w") * (pl.col("y_w") - beta * pl.col("x_w")))
-    scores = clusters.group_by("cluster").agg(pl.col("score").sum())["score"].to_numpy()
+    # Sorted by cluster and summed exactly (fsum): the same inputs give the same bits in
+    # any row order (group_by returns groups in no fixed order).
+    scores = (
+        clusters.group_by("cluster")
+        .agg(pl.col("score").sort())
+        .sort("cluster")["score"]
+        .map_elements(math.fsum, return_dtype=pl.Float64)
+        .to_numpy()
+    )
     n_clusters = len(scores)
     low = high = None
     if n_clusters >= 2:
-        var = n_clusters / (n_clusters - 1) * float(np.sum(scores**2)) / sxx**2
+        var = n_clusters / (n_clusters - 1) * math.fsum(scores**2) / sxx**2
         half = t975(n_clusters - 1) * math.sqrt(var)
         low, high = math.expm1(beta - half), math.expm1(beta + half)
     return {"value": math.expm1(beta), "ci_low": low, "ci_high": high, "n_clusters": n_clusters}

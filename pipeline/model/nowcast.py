@@ -11,12 +11,13 @@ So, per GPU x market and run date (docs/methodology.md, "Prices of today"):
   years (`nowcast`); the interval widens with the square root of the age;
 - older still: no price for today (the GPU is unpriced, and the report says why).
 
-`mu` and `sigma` are fitted per market segment (consumer GeForce/Radeon RX/Arc cards vs
-professional and data-center parts) x market from the monthly price histories, falling
-back to the market and then to all series when a segment has too few monthly steps. A
-candidate also shrinks the segment drift toward the GPU's own drift. The candidate used is
-the one with the lowest median error in a rolling-origin back-test (`backtest`), the
-same rule the spec estimator's candidates follow.
+`sigma` is fitted per market segment (consumer GeForce/Radeon RX/Arc cards vs professional
+and data-center parts) x market from the monthly price histories, falling back to the
+market and then to all series when a segment has too few monthly steps. `mu` is one of
+CANDIDATES: the segment's depreciation with age (fit_depreciation), its drift of monthly
+changes, that drift shrunk toward the GPU's own, or none. The candidate used is the one
+with the lowest median error in a rolling-origin back-test (`backtest`), the same rule the
+spec estimator's candidates follow.
 
 `mean` (Dettmers priced at the mean of new and used) exists only where both markets are
 observed within the freshness window.
@@ -339,6 +340,11 @@ def backtest(
     return pl.concat(out) if out else pl.DataFrame(schema=schema)
 
 
+# GPU mining ended with Ethereum's move to proof of stake (the merge, 2022-09-15); the 2021
+# boom and 2022 bust dominate the long-horizon errors, so the summary also reports the
+# cut-offs from 2023 on, the market the nowcast works in today.
+_AFTER_MINING = (dt.date(2023, 1, 1) - dt.date(1970, 1, 1)).days / _YEAR_DAYS
+AFTER_MINING_BAND = "all, cut-offs from 2023"
 HORIZON_BANDS = ((0.0, 0.5, "0-6 months"), (0.5, 1.0, "6-12 months"), (1.0, 2.0, "12-24 months"))
 
 
@@ -362,10 +368,12 @@ def backtest_summary(predictions: pl.DataFrame) -> pl.DataFrame:
             series=pl.struct("gpu_id", "market").n_unique(),
         )
 
+    calm = banded.filter(pl.col("cutoff") >= _AFTER_MINING)
     return pl.concat(
         [
             summary(banded.group_by("candidate", "band")),
             summary(banded.group_by("candidate")).with_columns(band=pl.lit("all")),
+            summary(calm.group_by("candidate")).with_columns(band=pl.lit(AFTER_MINING_BAND)),
         ],
         how="diagonal",
     ).sort("candidate", "band")

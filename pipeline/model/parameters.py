@@ -114,6 +114,17 @@ class ModelParameters:
     sensitivity_years: tuple[float, ...] = (2, 3, 5, 7)
     sensitivity_host_cost_scale: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0)
 
+    # --- LLM inference (pipeline/model/llm.py) ---
+    # Model sizes (billions; each has a reference architecture for its KV cache), weight
+    # bits, GPU counts and context tokens of the llm_throughput / llm_cost tables; the
+    # runtime memory per GPU beyond weights and KV cache (CUDA context, compute buffers:
+    # llama.cpp reports ~0.3-0.6 GiB for 8B-70B models).
+    llm_model_sizes_b: tuple[int, ...] = (8, 32, 70)
+    llm_bits: tuple[int, ...] = (16, 8, 4)
+    llm_gpu_counts: tuple[int, ...] = (1, 2, 4, 8)
+    llm_context_tokens: int = 8192
+    llm_overhead_gib: float = 0.5
+
     def to_json(self) -> str:
         """Stable JSON for `model_runs.parameters`."""
         return json.dumps(asdict(self), sort_keys=True, default=list)
@@ -150,6 +161,8 @@ _ENV = {
     "GPUVALUE_BOOTSTRAP_SEED": ("bootstrap_seed", int),
     "GPUVALUE_PRICE_FRESHNESS_DAYS": ("price_freshness_days", int),
     "GPUVALUE_PRICE_MAX_AGE_DAYS": ("price_max_age_days", int),
+    "GPUVALUE_LLM_CONTEXT_TOKENS": ("llm_context_tokens", int),
+    "GPUVALUE_LLM_MODEL_SIZES_B": ("llm_model_sizes_b", _ints),
 }
 
 
@@ -197,6 +210,15 @@ def check(params: ModelParameters) -> ModelParameters:
             raise ValueError(f"{kind} sizes {missing} need {name} and multi_gpu_efficiency entries")
     if not 0 <= params.price_freshness_days <= params.price_max_age_days:
         raise ValueError("need 0 <= price_freshness_days <= price_max_age_days")
+    from pipeline.model.llm import ARCHITECTURES, BITS_PER_WEIGHT
+
+    unknown = [s for s in params.llm_model_sizes_b if s not in ARCHITECTURES]
+    if unknown or any(b not in BITS_PER_WEIGHT for b in params.llm_bits):
+        raise ValueError(
+            f"LLM sizes need a reference architecture {sorted(ARCHITECTURES)} and bits one of "
+            f"{sorted(BITS_PER_WEIGHT)}; got sizes {params.llm_model_sizes_b}, "
+            f"bits {params.llm_bits}"
+        )
     if params.bootstrap_replicates < 1:
         raise ValueError("bootstrap_replicates must be at least 1")
     return params

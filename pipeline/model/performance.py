@@ -87,6 +87,9 @@ def fit_log_performance(rows: pl.DataFrame, reference_gpu: str) -> pl.DataFrame:
     }
     if rows.is_empty():
         return pl.DataFrame(schema=schema)
+    # A fixed row order: least squares over permuted rows differs in the last bits, and
+    # a rerun on the same inputs must store the same figures.
+    rows = rows.sort("table", "gpu_id", "throughput_per_gpu")
     pairs = list(zip(rows["gpu_id"], ("table:" + rows["table"]), strict=True))
     component = _components(pairs)
     gpus = sorted(rows["gpu_id"].unique().to_list())
@@ -700,7 +703,7 @@ def bridged_workload(
     # 2. Other sets: placed so that the median ratio of their GPUs with a measured base
     # equals the reference set's pooled ratio; a set without such a GPU is not placed.
     others = measured.filter(~pl.col("main")) if ref_log is not None else measured
-    for (_,), part in others.group_by("component"):
+    for (_,), part in others.sort("component", "gpu_id").group_by("component", maintain_order=True):
         offsets = [
             r["log_perf"] - base_of[r["gpu_id"]]["base_log"]
             for r in part.iter_rows(named=True)

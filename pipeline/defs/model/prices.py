@@ -75,7 +75,9 @@ def current_prices(
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
         require_run_parameters(con, run_date, params)
-        gpus = con.sql("SELECT gpu_id, name, launch_price_usd, release_date FROM gpus").pl()
+        gpus = con.sql(
+            "SELECT gpu_id, name, launch_price_usd, release_date FROM gpus ORDER BY gpu_id"
+        ).pl()
         monthly = read_monthly(con, run_date)
         candidate, summary = nowcast_choice(monthly, gpus, params.price_max_age_days)
         latest = read_latest_daily(con, run_date)

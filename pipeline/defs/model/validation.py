@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.model.decisions import require_run_parameters
+from pipeline.defs.model.decisions import read_all, read_for_run, require_run_parameters
 from pipeline.defs.model.prices import nowcast_choice, read_monthly
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
@@ -16,6 +16,7 @@ from pipeline.defs.resources import (
     open_warehouse,
     run_date_for,
 )
+from pipeline.model.llm import decode_validation
 from pipeline.model.nowcast import backtest_validation
 from pipeline.model.validation import model_validation as compute_model_validation
 from warehouse.db import replace_rows
@@ -31,12 +32,14 @@ from warehouse.db import replace_rows
         "benchmark_results",
         "gpus",
         "gpu_prices_daily",
-    ],  # fmt: skip
+        "llm_benchmarks",
+    ],
     description=(
         "One row per validation figure: fitted batch-size gain vs Dettmers' 13.6 %/13.5 %, "
         "1-GPU throughput predicted from n-GPU results (fitted e_n vs dividing by n), "
         "leave-one-GPU-out error of the spec-based estimator, and debiased A100/V100 "
-        "speedups vs Dettmers' 1.45x/1.70x, and the price nowcast's rolling-origin back-test."
+        "speedups vs Dettmers' 1.45x/1.70x, the price nowcast's rolling-origin back-test and "
+        "the LLM decode model's leave-one-GPU-out error."
     ),
 )
 def model_validation(
@@ -47,20 +50,18 @@ def model_validation(
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
         require_run_parameters(con, run_date, params)
-        results = con.sql("SELECT * FROM benchmark_results").pl()
-        catalog = con.sql("SELECT * FROM gpus").pl()
-        debiased = con.sql(
-            "SELECT * FROM benchmark_debiased WHERE run_date = ?", params=[run_date]
-        ).pl()
-        constants = con.sql(
-            "SELECT * FROM model_constants WHERE run_date = ?", params=[run_date]
-        ).pl()
+        results = read_all(con, "benchmark_results")
+        catalog = read_all(con, "gpus")
+        debiased = read_for_run(con, "benchmark_debiased", run_date)
+        constants = read_for_run(con, "model_constants", run_date)
         rows = compute_model_validation(results, catalog, debiased, constants, params, run_date)
         chosen, summary = nowcast_choice(
             read_monthly(con, run_date), catalog, params.price_max_age_days
         )
+        llm = decode_validation(read_all(con, "llm_benchmarks"), catalog)
         rows = pl.concat(
-            [rows, backtest_validation(summary, chosen, run_date)], how="diagonal_relaxed"
+            [rows, backtest_validation(summary, chosen, run_date), llm_rows(llm, run_date)],
+            how="diagonal_relaxed",
         )
         replace_rows(con, "model_validation", rows, "run_date = ?", [run_date])
     headline = rows.filter(pl.col("metric").is_in(["median_ape", "speedup"]))
@@ -76,6 +77,35 @@ def model_validation(
                 if v is not None
             ),
         }
+    )
+
+
+def llm_rows(llm: dict, run_date) -> pl.DataFrame:
+    """The decode model's leave-one-GPU-out error as model_validation rows."""
+    detail = (
+        f"llama.cpp batch-1 decode, a x read time at full bandwidth + c a layer, fitted without "
+        f"the GPU predicted; {llm['n']} measured rows on {llm['n_gpus']} GPUs"
+    )
+    return pl.DataFrame(
+        {
+            "run_date": [run_date] * 2,
+            "check_name": ["llm_decode_logo"] * 2,
+            "subject": ["llama.cpp decode"] * 2,
+            "metric": ["median_ape", "p90_ape"],
+            "value": [llm["median_ape"], llm["p90_ape"]],
+            "reference_value": [0.20, None],
+            "value_low": [None, None],
+            "value_high": [None, None],
+            "n": [llm["n"]] * 2,
+            "detail": [detail] * 2,
+        },
+        schema_overrides={
+            "value": pl.Float64,
+            "reference_value": pl.Float64,
+            "value_low": pl.Float64,
+            "value_high": pl.Float64,
+            "n": pl.Int32,
+        },  # fmt: skip
     )
 
 

@@ -5,6 +5,8 @@ Charts, the report and the site's version are rendered under the build folder. O
 the warehouse together, as one release swapped in atomically (warehouse/publish.py).
 """
 
+import shutil
+from functools import partial
 from pathlib import Path
 
 import dagster as dg
@@ -17,13 +19,12 @@ from pipeline.defs.resources import (
     open_warehouse,
     run_date_for,
 )
-from reports.charts import perf_per_dollar_chart, relative_performance_chart, save_chart
+from reports.dataset import prepare_dataset
+from reports.figures import render_site_charts
 from reports.methodology import load_methodology_data, render_methodology_markdown
-from reports.report import load_report_data, render_markdown
+from reports.pages import add_version_files, render_report_markdown, write_version
 from reports.site import render_index, render_version
 from warehouse.publish import SiteVersion, publish
-
-CHART_NAMES = ("relative_performance", "perf_per_dollar")
 
 
 def _build_dir(settings: GpuvalueSettings, run_date) -> Path:
@@ -38,32 +39,33 @@ def _site_version_dir(settings: GpuvalueSettings, run_date) -> Path:
 @dg.asset(
     group_name="report",
     kinds={"altair", "svg"},
-    deps=["relative_performance", "perf_per_dollar"],
-    description="The run's charts (Vega-Lite spec, SVG and PNG), one file set per chart.",
+    deps=[
+        "relative_performance",
+        "perf_per_dollar",
+        "current_prices",
+        "cloud_perf_per_dollar",
+        "cloud_vs_buy",
+        "sensitivity",
+        "recommendations",
+    ],
+    description=(
+        "The run's charts (Vega-Lite spec and SVG; PNG of the lead chart): the site's "
+        "figures in a wide and a narrow (phone) variant, and one price-history chart per GPU."
+    ),
 )
 def charts(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Render the relative performance and perf-per-dollar charts."""
+    """Render the site's figures and the per-GPU price-history charts."""
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
-        data = load_report_data(con, run_date)
+        dataset = prepare_dataset(con, run_date)
     out = _build_dir(settings, run_date) / "charts"
-    written = [
-        save_chart(
-            relative_performance_chart(data.relative, data.reference_gpu),
-            out,
-            "relative_performance",
-        ),
-        save_chart(perf_per_dollar_chart(data.best), out, "perf_per_dollar"),
-    ]
-    context.log.info(f"charts {run_date}: written to {out}")
+    shutil.rmtree(out, ignore_errors=True)  # no chart of an earlier build of this date stays
+    written = render_site_charts(dataset, out)
+    context.log.info(f"charts {run_date}: {len(written)} files written to {out}")
     return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "folder": str(out),
-            "files": sum(len(w) for w in written),
-        }
+        metadata={"run_date": str(run_date), "folder": str(out), "files": len(written)}
     )
 
 
@@ -79,21 +81,26 @@ def charts(
         "model_validation",
     ],
     description=(
-        "The run's Markdown report (top GPUs per workload, recommendations, input ages) and "
-        "its methodology page (fitted constants, validation, spec conflicts, sensitivity)."
+        "The run's Markdown report (verdicts by budget and memory, what changed, top GPUs "
+        "per workload, input ages), its methodology page, the site's pages (front page, "
+        "GPU pages, tables, downloads) and every table as CSV and Parquet, all from one "
+        "prepared dataset."
     ),
 )
 def report(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
-    """Write report.md for the run."""
+    """Write report.md, methodology.md, the pages and the downloads for the run."""
     with open_warehouse(warehouse) as con:
         run_date = run_date_for(con, settings)
-        data = load_report_data(con, run_date)
+        dataset = prepare_dataset(con, run_date, Path(settings.site_dir))
         methodology = load_methodology_data(con, run_date)
-    path = _build_dir(settings, run_date) / "report.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_markdown(data), encoding="utf-8")
+        build = _build_dir(settings, run_date)
+        build.mkdir(parents=True, exist_ok=True)
+        counts = write_version(dataset, con, build)
+    data = dataset.data
+    path = build / "report.md"
+    path.write_text(render_report_markdown(dataset), encoding="utf-8")
     path.with_name("methodology.md").write_text(
         render_methodology_markdown(methodology), encoding="utf-8"
     )
@@ -104,6 +111,8 @@ def report(
             "run_date": str(run_date),
             "path": str(path),
             "oldest_input": f"{oldest['input']}: {oldest['source']} ({oldest['age_days']} days)",
+            "previous_version": dataset.previous or "",
+            **counts,
             "preview": dg.MetadataValue.md(path.read_text(encoding="utf-8")[:3000]),
         }
     )
@@ -114,9 +123,9 @@ def report(
     kinds={"html"},
     deps=[report],
     description=(
-        "The run's version of the static site (report, methodology page, charts), rendered "
-        "under the build folder; published_warehouse puts it on the site as site/<run date>/ "
-        "and site/latest/, together with the warehouse."
+        "The run's version of the static site (front page, report, methodology, GPU pages, "
+        "charts, downloads), rendered under the build folder; published_warehouse puts it on "
+        "the site as site/<run date>/ and site/latest/, together with the warehouse."
     ),
 )
 def site(
@@ -133,10 +142,15 @@ def site(
         (build / "report.md").read_text(encoding="utf-8"),
         chart_files,
         (build / "methodology.md").read_text(encoding="utf-8"),
+        extra=partial(add_version_files, build),
     )
     context.log.info(f"site {run_date}: rendered in {folder}")
     return dg.MaterializeResult(
-        metadata={"run_date": str(run_date), "folder": str(folder), "files": len(chart_files) + 4}
+        metadata={
+            "run_date": str(run_date),
+            "folder": str(folder),
+            "files": sum(1 for p in folder.rglob("*") if p.is_file()),
+        }
     )
 
 

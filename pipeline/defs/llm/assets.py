@@ -1,0 +1,126 @@
+"""LLM inference assets: the benchmark rows, then tokens/s and $ per million tokens.
+
+Thin wrappers around `pipeline.model.llm` (its docstring has the model); keyed by run_date
+like every model table.
+"""
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from pipeline.defs.ingest.assets import catalog_ids
+from pipeline.defs.model.decisions import (
+    read_all,
+    read_for_run,
+    read_latest_offers,
+    require_run_parameters,
+)
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse, run_date_for
+from pipeline.model.llm import llm_cost, llm_throughput, memory_fit
+from sources.bundled import read_llm_benchmarks
+from warehouse.db import replace_rows
+
+KINDS = {"duckdb", "polars"}
+LLM_FILE = ("benchmarks", "llm", "llm_inference.csv")
+
+
+@dg.asset(
+    group_name="ingest",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=["gpus"],
+    description=(
+        "One row per published LLM inference measurement (GPU, GPU count, engine, model, "
+        "weight bits and format, phase decode/prefill/serving, batch, context, tokens/s), "
+        "with a citation (sources/data/benchmarks/llm/)."
+    ),
+)
+def llm_benchmarks(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Load the bundled LLM results, replacing the table."""
+    path = settings.data_path(*LLM_FILE)
+    with open_warehouse(warehouse) as con:
+        rows = read_llm_benchmarks(path, catalog_ids(con))
+        deleted, inserted = replace_rows(con, "llm_benchmarks", rows, "true")
+    by = rows.group_by("source", "phase").len().sort("source", "phase")
+    context.log.info(f"llm_benchmarks: {inserted} rows (replaced {deleted})")
+    return dg.MaterializeResult(
+        metadata={
+            "rows": inserted,
+            "gpus": rows["gpu_id"].n_unique(),
+            "by_source_phase": ", ".join(f"{s} {p}: {n}" for s, p, n in by.iter_rows()),
+        }
+    )
+
+
+@dg.asset(
+    group_name="model",
+    kinds=KINDS,
+    pool=WAREHOUSE_POOL,
+    deps=[llm_benchmarks, "perf_per_dollar", "cloud_offers", "benchmark_debiased"],
+    description=(
+        "One row per GPU x model size x weight bits x GPU count x context (llm_throughput): "
+        "whether it fits in memory and its batch-1 decode and prefill tokens/s, measured or "
+        "modelled with an interval; and per basis (buy new/used, rent on-demand/spot) the "
+        "dollars per million generated tokens (llm_cost)."
+    ),
+)
+def llm_inference(
+    context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.MaterializeResult:
+    """Memory fit, tokens/s and $ per million tokens for the run."""
+    params = settings.parameters()
+    with open_warehouse(warehouse) as con:
+        run_date = run_date_for(con, settings)
+        require_run_parameters(con, run_date, params)
+        gpus = read_all(con, "gpus")
+        benchmarks = read_all(con, "llm_benchmarks")
+        fit = memory_fit(
+            gpus,
+            params.llm_model_sizes_b,
+            params.llm_bits,
+            params.llm_gpu_counts,
+            params.llm_context_tokens,
+            params.llm_overhead_gib,
+        )
+        throughput = llm_throughput(fit, gpus, benchmarks)
+        # One cost of ownership per GPU x system size x market: the perf_per_dollar row's
+        # (its cost does not depend on the workload).
+        buy = read_for_run(con, "perf_per_dollar", run_date).filter(
+            pl.col("workload") == "inference_16bit"
+        )
+        modelled = throughput.filter(pl.col("method").str.starts_with("modelled"))
+        cost = llm_cost(
+            modelled, buy, read_latest_offers(con, run_date), params.years, params.utilization
+        )
+        replace_rows(
+            con,
+            "llm_throughput",
+            throughput.with_columns(run_date=pl.lit(run_date)),
+            "run_date = ?",
+            [run_date],
+        )
+        replace_rows(
+            con,
+            "llm_cost",
+            cost.with_columns(run_date=pl.lit(run_date)),
+            "run_date = ?",
+            [run_date],
+        )
+    fits = throughput.filter(pl.col("fits") & pl.col("method").str.starts_with("modelled"))
+    context.log.info(
+        f"llm_inference {run_date}: {throughput.height} throughput rows "
+        f"({fits.height} configurations fit), {cost.height} cost rows"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "run_date": str(run_date),
+            "throughput_rows": throughput.height,
+            "fitting_configurations": fits.height,
+            "gpus_running_8b_4bit": fits.filter(
+                (pl.col("model_params_b") == 8) & (pl.col("bits") == 4)
+            )["gpu_id"].n_unique(),
+            "cost_rows": cost.height,
+        }
+    )

@@ -1,0 +1,729 @@
+"""The site's pages and downloads for one version, rendered from one prepared Dataset.
+
+`write_version` puts everything a version adds beyond the report and methodology pages
+into a build folder: `pages/` (the front page `index.html`, `tables.html`, `gpus.html`,
+`downloads.html` and one `gpu/<gpu_id>.html` per catalog GPU) and `data/` (every published
+table as CSV and Parquet, plus the verdicts and input freshness); `report.md` is rendered
+from the same dataset (`render_report_markdown`). `add_version_files` copies them into the
+version folder `build_site` assembles, before it is swapped in.
+
+Safety (GUIDE section 6): every page template autoescapes; Markdown fragments are rendered
+inline with raw HTML disabled; links built from data go through `safety.safe_url`; file
+names built from data are slugs checked to stay inside the output folder.
+"""
+
+import datetime as dt
+import gzip
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import jinja2
+import polars as pl
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+
+from reports import content
+from reports.charts import FIGURES, WORKLOAD_TITLES
+from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
+from reports.dataset import Dataset
+from reports.safety import citation_url, safe_url, slug
+from reports.site import inside
+from reports.verdict import OPTION_TITLES
+
+_INLINE = MarkdownIt("commonmark", {"html": False})
+
+
+def _md_inline(text: str) -> Markup:
+    """Inline Markdown (emphasis, code, links) to HTML; raw HTML in `text` is escaped."""
+    return Markup(_INLINE.renderInline(text))
+
+
+def cell_html(c: Cell, root: str = "", tag: str = "td", label: str = "") -> Markup:
+    """One table cell as HTML; every piece of text and every attribute is escaped.
+
+    A Python filter rather than a macro: the GPU pages hold tens of thousands of cells.
+    A link is either an https URL that `safety.safe_url` let through or a path inside the
+    version (prefixed with `root`).
+    """
+    if tag not in ("td", "th"):
+        raise ValueError(f"not a table cell tag: {tag!r}")
+    body = str(escape(c.text))
+    if c.strong:
+        body = f"<strong>{body}</strong>"
+    if c.href:
+        href = c.href if c.href.startswith("https://") else root + c.href
+        body = f'<a href="{escape(href)}">{body}</a>'
+    lines = "".join(f'<span class="sub">{escape(x)}</span>' for x in c.lines)
+    attr = f' data-label="{escape(label)}"' if label else ""
+    return Markup(f"<{tag}{attr}>{body}{lines}</{tag}>")
+
+
+def _md_cell(value: object) -> str:
+    # Markdown table cells: keep pipes and newlines from breaking the table.
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(table: Table) -> str:
+    """A Table as a Markdown table."""
+    lines = [
+        "| " + " | ".join(table.headers) + " |",
+        "|" + "|".join("---" for _ in table.headers) + "|",
+    ]
+    for row in table.rows:
+        lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+HTML = jinja2.Environment(
+    loader=jinja2.PackageLoader("reports", "templates"),
+    autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+HTML.filters["md"] = _md_inline
+HTML.filters["cell"] = cell_html
+MARKDOWN = jinja2.Environment(
+    loader=jinja2.PackageLoader("reports", "templates"),
+    autoescape=False,  # Markdown, not HTML: the site renders its own HTML from the dataset
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+MARKDOWN.filters["md_table"] = md_table
+
+
+def render_report_markdown(ds: Dataset) -> str:
+    """The Markdown report (report.md) from the prepared dataset."""
+    return MARKDOWN.get_template("report.md.j2").render(
+        version=ds.version,
+        intro=content.intro(ds),
+        sections=content.report_sections(ds),
+    )
+
+
+def _built_at() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _page(template: str, **context) -> str:
+    return HTML.get_template(template).render(built_at=_built_at(), **context)
+
+
+# --- the front page -----------------------------------------------------------------------
+
+
+def render_front_page(ds: Dataset) -> str:
+    """index.html: the answer, what changed, the charts, the top 3s and input ages."""
+    lead = next(f for f in FIGURES if f.name == "perf_per_dollar")
+    return _page(
+        "front.html.j2",
+        version=ds.version,
+        root="",
+        intro=content.intro(ds),
+        short=content.short_answer(ds),
+        lead=lead,
+        sections=[
+            content.verdict_section(ds),
+            content.changes_section(ds),
+            content.charts_section(),
+            content.llm_section(ds),
+            content.headline_section(ds),
+            content.freshness_section(ds),
+        ],
+        previous=ds.previous,
+    )
+
+
+def render_tables_page(ds: Dataset) -> str:
+    """tables.html: the report's detailed tables."""
+    return _page(
+        "sections.html.j2",
+        version=ds.version,
+        root="",
+        title=f"gpuvalue {ds.version}: all tables",
+        sections=content.detail_sections(ds),
+    )
+
+
+# --- GPU pages ----------------------------------------------------------------------------
+
+SPEC_FIELDS = {
+    "memory_gb": ("memory", "GB"),
+    "memory_bandwidth_gbs": ("memory bandwidth", "GB/s"),
+    "fp16_tensor_tflops": ("FP16 tensor (dense)", "TFLOPS"),
+    "fp8_tensor_tflops": ("FP8 tensor (dense)", "TFLOPS"),
+    "int8_tensor_tops": ("INT8 tensor (dense)", "TOPS"),
+    "tdp_w": ("board power", "W"),
+    "l2_cache_mb": ("L2 cache", "MB"),
+    "release_date": ("released", ""),
+    "launch_price_usd": ("launch price", "USD"),
+}
+
+
+@dataclass(frozen=True)
+class GpuPage:
+    """What one GPU's page shows."""
+
+    gpu_id: str
+    name: str
+    facts: str
+    has_chart: bool
+    sections: list[Section]
+
+
+def _by_gpu(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    if frame.is_empty() or "gpu_id" not in frame.columns:
+        return {}
+    return {k[0]: v for k, v in frame.partition_by("gpu_id", as_dict=True).items()}
+
+
+def _records(frame: pl.DataFrame, *order: str) -> list[dict]:
+    """Rows as dicts (sorted by `order`), none for an empty frame."""
+    if frame.is_empty():
+        return []
+    return list((frame.sort(*order) if order else frame).iter_rows(named=True))
+
+
+def _link(text: str, url: str | None) -> Cell:
+    return Cell(text, safe_url(url))
+
+
+def _spec_table(gpu: dict, sources: list[dict]) -> Table:
+    """Each key spec with its value, the source it was taken from and what others say."""
+    by_field: dict[str, list[dict]] = {}
+    for r in sources:
+        by_field.setdefault(r["field"], []).append(r)
+    rows = []
+    for column, (label, unit) in SPEC_FIELDS.items():
+        value = gpu.get(column)
+        if isinstance(value, dt.date):
+            shown = value.isoformat()
+        else:
+            shown = "not published" if value is None else f"{value:g} {unit}".strip()
+        entries = by_field.get(column, [])
+        chosen = [r for r in entries if r["chosen"]]
+        if chosen:
+            r = chosen[0]
+            cite = _link(
+                f"{r['source']}: {r['citation'] or r['source_name'] or ''}", r["source_url"]
+            )
+        else:
+            cite = Cell(gpu.get(f"{column}_source") or "")
+        other = "; ".join(f"{r['source']}: {r['value']}" for r in entries if not r["chosen"])
+        rows.append((Cell(label), Cell(shown), cite, Cell(other)))
+    rows.append(
+        (
+            Cell("spec sheet"),
+            Cell(gpu.get("source") or ""),
+            _link(gpu.get("source_url") or "", gpu.get("source_url")),
+            Cell(""),
+        )
+    )
+    return Table(("spec", "value", "source", "other sources"), rows, title="Specs")
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Lookups for every GPU's 'where it ranks' tables, computed once per version."""
+
+    buy: dict[str, list[dict]]
+    rent: dict[str, list[dict]]
+
+    @classmethod
+    def of(cls, ds: Dataset) -> "Ranking":
+        """Buy rows (smallest system per GPU, every market) and best rent offers, ranked."""
+        perf = ds.data.perf
+        smallest = perf.group_by("gpu_id").agg(_min=pl.col("system_gpus").min())
+        counts = perf.group_by("workload", "system_gpus", "market").agg(n=pl.len())
+        buy = (
+            perf.join(smallest, on="gpu_id")
+            .filter(pl.col("system_gpus") == pl.col("_min"))
+            .join(counts, on=["workload", "system_gpus", "market"])
+            .sort("workload", "market")
+        )
+        best = (
+            ds.data.cloud_perf.filter(pl.col("price_type").is_in(["on_demand", "spot"]))
+            .sort("perf_per_dollar", "provider", descending=[True, False])
+            .group_by("gpu_id", "workload", "price_type", maintain_order=True)
+            .first()
+            .with_columns(
+                rank=pl.col("perf_per_dollar")
+                .rank("min", descending=True)
+                .over("workload", "price_type")
+                .cast(pl.Int32),
+                n=pl.len().over("workload", "price_type"),
+            )
+            .sort("workload", "price_type")
+        )
+        return cls(
+            {k: _records(v) for k, v in _by_gpu(buy).items()},
+            {k: _records(v) for k, v in _by_gpu(best).items()},
+        )
+
+
+def _rank_tables(gpu_id: str, ranking: Ranking) -> list[Table]:
+    """Where the GPU ranks: buying (per $1,000 of total cost) and renting (per $)."""
+    order = {w: i for i, w in enumerate(WORKLOAD_TITLES)}
+    buy = sorted(ranking.buy.get(gpu_id, []), key=lambda r: (order[r["workload"]], r["market"]))
+    rent = sorted(
+        ranking.rent.get(gpu_id, []), key=lambda r: (order[r["workload"]], r["price_type"])
+    )
+    return [
+        Table(
+            ("workload", "price", "system", "perf per $1,000 (95 % interval)", "rank", "P(top 3)"),
+            [
+                (
+                    Cell(WORKLOAD_TITLES[r["workload"]]),
+                    Cell(
+                        f"{r['market']} {money(r['price_usd'])} ({r['price_method']}, last seen "
+                        f"{r['price_day']})"
+                    ),
+                    Cell(f"{r['system_gpus']}-GPU {r['platform']}"),
+                    Cell(
+                        interval(
+                            r["perf_per_dollar"],
+                            r["perf_per_dollar_low"],
+                            r["perf_per_dollar_high"],
+                            1000.0,
+                        )
+                    ),
+                    Cell(f"{r['rank']} of {r['n']}"),
+                    Cell(percent(r["p_top3"])),
+                )
+                for r in buy
+            ],
+            title="Buying: relative performance per $1,000 of total cost of ownership",
+            empty="No price today: not ranked for buying.",
+        ),
+        Table(
+            ("workload", "price type", "best offer", "ref-GPU-hours per $ (95 % interval)", "rank"),
+            [
+                (
+                    Cell(WORKLOAD_TITLES[r["workload"]]),
+                    Cell(r["price_type"].replace("_", "-")),
+                    Cell(f"${r['usd_per_gpu_hour']:.3f}/GPU-h, {r['provider']}, {r['offer_day']}"),
+                    Cell(
+                        interval(
+                            r["perf_per_dollar"],
+                            r["perf_per_dollar_low"],
+                            r["perf_per_dollar_high"],
+                        )
+                    ),
+                    Cell(f"{r['rank']} of {r['n']}"),
+                )
+                for r in rent
+            ],
+            title="Renting: reference-GPU-hours per rented dollar",
+            empty="No on-demand or spot offer: not ranked for renting.",
+        ),
+    ]
+
+
+def _relative_table(rows: pl.DataFrame) -> Table:
+    return Table(
+        (
+            "workload",
+            "relative performance (95 % interval)",
+            "method",
+            "evidence",
+            "figures",
+            "interval",
+        ),
+        [
+            (
+                Cell(WORKLOAD_TITLES.get(r["workload"], r["workload"])),
+                Cell(interval(r["value"], r["value_low"], r["value_high"])),
+                Cell(r["method"] or ""),
+                Cell(r["evidence"] or ""),
+                Cell("" if r["n_results"] is None else str(r["n_results"])),
+                Cell(r["interval_method"] or ""),
+            )
+            for r in _records(rows, "workload")
+        ],
+        title="Relative performance",
+        empty="No relative performance for this GPU.",
+    )
+
+
+def _price_table(rows: pl.DataFrame) -> Table:
+    return Table(
+        (
+            "market",
+            "today",
+            "95 % range",
+            "method",
+            "last observed",
+            "age (days)",
+            "observations",
+            "sources",
+            "how",
+        ),
+        [
+            (
+                Cell(r["market"]),
+                Cell(money(r["price_usd"])),
+                Cell(f"{money(r['price_low'])}–{money(r['price_high'])}"),
+                Cell(r["price_method"] or ""),
+                Cell(str(r["price_day"])),
+                Cell(str(r["age_days"])),
+                Cell("" if r["n_observations"] is None else str(r["n_observations"])),
+                Cell(r["sources"] or ""),
+                Cell(r["detail"] or ""),
+            )
+            for r in _records(rows)
+        ],
+        title="Today's prices",
+        empty="No price today (never observed, or last observed over two years ago).",
+    )
+
+
+def _offer_table(rows: pl.DataFrame) -> Table:
+    return Table(
+        (
+            "provider",
+            "instance",
+            "region",
+            "price type",
+            "GPUs",
+            "$/GPU-hour",
+            "$/hour",
+            "observed",
+            "source",
+        ),
+        [
+            (
+                Cell(r["provider"] or ""),
+                Cell(r["instance_type"] or ""),
+                Cell(r["region"] or ""),
+                Cell((r["price_type"] or "").replace("_", "-")),
+                Cell(str(r["gpu_count"])),
+                Cell(f"{r['usd_per_gpu_hour']:.3f}"),
+                Cell(f"{r['usd_per_hour']:.3f}"),
+                Cell(str(r["observed_at"])[:10]),
+                Cell(r["citation"] or "", citation_url(r["citation"])),
+            )
+            for r in _records(rows, "usd_per_gpu_hour", "provider")
+        ],
+        title="Cloud offers (each provider's newest snapshot)",
+        empty="No cloud offer for this GPU.",
+    )
+
+
+def _benchmark_table(rows: pl.DataFrame) -> Table:
+    return Table(
+        (
+            "workload",
+            "source",
+            "model",
+            "precision",
+            "GPUs",
+            "batch/GPU",
+            "throughput",
+            "per GPU, debiased",
+            "software",
+            "citation",
+        ),
+        [
+            (
+                Cell(WORKLOAD_TITLES.get(r["workload"], r["workload"] or "")),
+                Cell(r["source"] or ""),
+                Cell(r["model"] or ""),
+                Cell(r["precision"] or ""),
+                Cell(str(r["num_gpus"])),
+                Cell("" if r["batch_size_per_gpu"] is None else str(r["batch_size_per_gpu"])),
+                Cell(number(r["throughput"], 1)),
+                Cell(number(r["throughput_per_gpu"], 1)),
+                Cell(r["software_era"] or ""),
+                Cell(r["citation"] or "", citation_url(r["citation"])),
+            )
+            for r in _records(rows)
+        ],
+        title="Benchmark figures behind it (after debiasing)",
+        empty="No benchmark figure measured this GPU: its performance is estimated.",
+    )
+
+
+def _verdict_mentions(gpu_id: str, ds: Dataset) -> list[str]:
+    picks = ds.verdicts.filter(pl.col("gpu_id") == gpu_id)
+    out = []
+    for r in picks.iter_rows(named=True):
+        limit = f"up to ${r['limit']:,.0f}" if r["kind"] == "budget" else f"≥ {r['limit']:.0f} GB"
+        system = f"{r['system_gpus']}× " if (r["system_gpus"] or 1) > 1 else ""
+        out.append(
+            f"{system}best to {OPTION_TITLES[r['option']]} for "
+            f"{WORKLOAD_TITLES[r['workload']]}, {limit} (P(best) {percent(r['p_best'])})"
+        )
+    return out
+
+
+def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
+    """One page per catalog GPU (`charted`: GPUs whose price-history chart exists)."""
+    specs = {k: _records(v) for k, v in _by_gpu(ds.spec_sources).items()}
+    ranking = Ranking.of(ds)
+    relative = _by_gpu(ds.data.relative)
+    prices = _by_gpu(ds.current_prices)
+    offers = _by_gpu(ds.offers)
+    benchmarks = _by_gpu(ds.benchmarks)
+    llm = _by_gpu(ds.llm_throughput)
+    context = int(ds.data.parameters.get("llm_context_tokens", 8192))
+    empty = pl.DataFrame()
+    no_llm = pl.DataFrame(schema=ds.llm_throughput.schema)
+    pages = []
+    for gpu in ds.data.gpus.iter_rows(named=True):
+        gpu_id = slug(gpu["gpu_id"])
+        facts = ", ".join(
+            x
+            for x in (
+                gpu.get("vendor"),
+                gpu.get("architecture"),
+                gpu.get("form_factor"),
+                f"{gpu['memory_gb']:g} GB" if gpu.get("memory_gb") else None,
+            )
+            if x
+        )
+        mentions = _verdict_mentions(gpu_id, ds)
+        sections = [
+            Section(
+                "rank",
+                "Where it ranks",
+                [f"Verdicts naming it: {'; '.join(mentions)}."] if mentions else [],
+                _rank_tables(gpu_id, ranking),
+            ),
+            Section(
+                "performance", "Performance", tables=[_relative_table(relative.get(gpu_id, empty))]
+            ),
+            Section(
+                "prices",
+                "Prices",
+                tables=[
+                    _price_table(prices.get(gpu_id, empty)),
+                    _offer_table(offers.get(gpu_id, empty)),
+                ],
+            ),
+            Section(
+                "llm",
+                "LLM inference",
+                tables=[content.llm_gpu_table(llm.get(gpu_id, no_llm), context)],
+            ),
+            Section(
+                "specs",
+                "Specs and their sources",
+                tables=[_spec_table(gpu, specs.get(gpu_id, []))],
+            ),
+            Section(
+                "benchmarks",
+                "Benchmarks",
+                tables=[_benchmark_table(benchmarks.get(gpu_id, empty))],
+            ),
+        ]
+        pages.append(GpuPage(gpu_id, gpu.get("name") or gpu_id, facts, gpu_id in charted, sections))
+    return pages
+
+
+def render_gpu_page(version: str, page: GpuPage) -> str:
+    """gpu/<gpu_id>.html."""
+    return _page("gpu.html.j2", version=version, root="../", page=page)
+
+
+def _gpu_index_table(ds: Dataset) -> Table:
+    best = (
+        ds.data.perf.filter(
+            (pl.col("workload") == "training_16bit") & pl.col("market").is_in(["new", "used"])
+        )
+        .group_by("gpu_id")
+        .agg(pl.col("perf_per_dollar").max())
+    )
+    priced = ds.current_prices.filter(pl.col("market").is_in(["new", "used"]))
+    markets = priced.group_by("gpu_id").agg(pl.col("market").sort().str.join(", "))
+    training = ds.data.relative.filter(pl.col("workload") == "training_16bit").select(
+        "gpu_id", "value", "method"
+    )
+    frame = (
+        ds.data.gpus.select("gpu_id", "name", "vendor", "memory_gb")
+        .join(training, on="gpu_id", how="left")
+        .join(markets, on="gpu_id", how="left")
+        .join(best, on="gpu_id", how="left")
+        .sort("gpu_id")
+    )
+    rows = [
+        (
+            Cell(r["gpu_id"], content.gpu_href(r["gpu_id"])),
+            Cell(r["name"] or ""),
+            Cell(r["vendor"] or ""),
+            Cell("" if r["memory_gb"] is None else f"{r['memory_gb']:g}"),
+            Cell(number(r["value"], 2) + (" (est.)" if r["method"] == "estimated" else "")),
+            Cell(r["market"] or "unpriced"),
+            Cell(number(None if r["perf_per_dollar"] is None else r["perf_per_dollar"] * 1000)),
+        )
+        for r in frame.iter_rows(named=True)
+    ]
+    return Table(
+        (
+            "GPU",
+            "name",
+            "vendor",
+            "memory (GB)",
+            "16-bit training (rel.)",
+            "priced",
+            "best perf per $1,000 (16-bit training)",
+        ),
+        rows,
+        title=f"All {len(rows)} catalog GPUs",
+    )
+
+
+# --- downloads ----------------------------------------------------------------------------
+
+
+CSV_GZIP_BYTES = 4_000_000
+
+
+@dataclass(frozen=True)
+class Download:
+    """One table offered for download."""
+
+    name: str
+    rows: int
+    scope: str
+    csv: str
+
+
+def export_tables(
+    con: duckdb.DuckDBPyConnection,
+    run_date: dt.date,
+    out_dir: Path,
+    extra: dict[str, pl.DataFrame],
+) -> list[Download]:
+    """Every warehouse table as `<name>.csv` and `<name>.parquet` (read-only queries).
+
+    Model tables keyed by `run_date` are exported for this run only; input tables whole
+    (history included). `extra` adds derived tables (the verdicts, input freshness).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tables = con.sql(
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name"
+    ).fetchall()
+    keyed = {
+        t
+        for (t,) in con.sql(
+            "SELECT table_name FROM information_schema.columns "
+            "WHERE table_schema = 'main' AND column_name = 'run_date'"
+        ).fetchall()
+    }
+    out = []
+    for (table,) in tables:
+        name = slug(table)
+        where = " WHERE run_date = ?" if name in keyed else ""
+        params = [run_date] if where else []
+        frame = con.sql(f'SELECT * FROM "{name}"{where}', params=params).pl()
+        csv = _write_frame(frame, out_dir, name)
+        out.append(Download(name, frame.height, "this run" if where else "whole table", csv))
+    for name, frame in sorted(extra.items()):
+        csv = _write_frame(frame, out_dir, slug(name))
+        out.append(Download(name, frame.height, "derived for this version", csv))
+    return sorted(out, key=lambda d: d.name)
+
+
+def _write_frame(frame: pl.DataFrame, out_dir: Path, name: str) -> str:
+    """Write `<name>.parquet` and `<name>.csv` (gzipped when large); return the CSV's name.
+
+    A version is kept for good, so a CSV over CSV_GZIP_BYTES (the price observations'
+    titles and URLs) is stored gzipped: DuckDB, Polars and pandas read `.csv.gz` as is.
+    """
+    frame.write_parquet(inside(out_dir, f"{name}.parquet"))
+    # CSV has no nested types: lists and structs are written as text.
+    nested = [c for c, t in frame.schema.items() if isinstance(t, pl.List | pl.Struct)]
+    flat = frame.with_columns(pl.col(c).map_elements(str, return_dtype=pl.Utf8) for c in nested)
+    text = flat.write_csv().encode("utf-8")
+    if len(text) <= CSV_GZIP_BYTES:
+        inside(out_dir, f"{name}.csv").write_bytes(text)
+        return f"{name}.csv"
+    inside(out_dir, f"{name}.csv.gz").write_bytes(gzip.compress(text, mtime=0))
+    return f"{name}.csv.gz"
+
+
+# --- writing a version --------------------------------------------------------------------
+
+
+def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> dict[str, int]:
+    """Render the version's pages into `build/pages/` and its downloads into `build/data/`.
+
+    Needs the charts already rendered into `build/charts/` (each GPU page shows its chart
+    only where `charts/gpu/<gpu_id>.svg` exists). Returns counts for the asset's metadata.
+    """
+    pages = build / "pages"
+    shutil.rmtree(pages, ignore_errors=True)
+    (pages / "gpu").mkdir(parents=True)
+    data = build / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    downloads = export_tables(
+        con,
+        ds.run_date,
+        data,
+        {"verdicts": ds.verdicts, "input_freshness": ds.data.freshness},
+    )
+    chart_dir = build / "charts"
+    charted = {p.stem for p in (chart_dir / "gpu").glob("*.svg")}
+    (pages / "index.html").write_text(render_front_page(ds), encoding="utf-8")
+    (pages / "tables.html").write_text(render_tables_page(ds), encoding="utf-8")
+    gpu_list = gpu_pages(ds, charted)
+    for page in gpu_list:
+        inside(pages, "gpu", f"{page.gpu_id}.html").write_text(
+            render_gpu_page(ds.version, page), encoding="utf-8"
+        )
+    (pages / "gpus.html").write_text(
+        _page(
+            "sections.html.j2",
+            version=ds.version,
+            root="",
+            title=f"gpuvalue {ds.version}: GPUs",
+            sections=[
+                Section(
+                    "gpus",
+                    "GPUs",
+                    [
+                        "Every catalog GPU has a page: specs with their sources, relative "
+                        "performance with its method and interval, price history, today's "
+                        "prices, cloud offers, the benchmark figures behind it and where it "
+                        "ranks."
+                    ],
+                    [_gpu_index_table(ds)],
+                )
+            ],
+        ),
+        encoding="utf-8",
+    )
+    specs = sorted(p.name for p in chart_dir.glob("*.vl.json"))
+    (pages / "downloads.html").write_text(
+        _page(
+            "downloads.html.j2",
+            version=ds.version,
+            root="",
+            downloads=downloads,
+            specs=specs,
+            gpu_specs=len(charted),
+        ),
+        encoding="utf-8",
+    )
+    return {"gpu_pages": len(gpu_list), "tables": len(downloads), "gpu_charts": len(charted)}
+
+
+def add_version_files(build: Path, version_dir: Path) -> None:
+    """Copy a version's pages, downloads and per-GPU charts from `build` into `version_dir`.
+
+    The front page replaces the `index.html` rendered from report.md; everything else is
+    new. Called by `build_site` on the version folder before it is swapped in.
+    """
+    shutil.copytree(build / "pages", version_dir, dirs_exist_ok=True)
+    shutil.copytree(build / "data", version_dir / "data", dirs_exist_ok=True)
+    gpu_charts = build / "charts" / "gpu"
+    if gpu_charts.is_dir():
+        shutil.copytree(gpu_charts, version_dir / "charts" / "gpu", dirs_exist_ok=True)
+
+
+__all__ = ["add_version_files", "frame_table", "render_report_markdown", "write_version"]
