@@ -1,4 +1,5 @@
 import datetime as dt
+import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,10 +56,12 @@ def copy_build(source: Build, root: Path) -> Build:
 
 
 def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
-    """A copy of `source` on which only the model and report groups run again.
+    """A copy of `source` on which only the model group runs again (its warehouse changes;
+    nothing is published).
 
     For tests of the model's parameters: their inputs are the bundled build's, so the
-    ingest (and its eight cloud runs) would only reload the same rows.
+    ingest (and its eight cloud runs) would only reload the same rows, and the site and
+    publish are tested on their own.
     """
     copy_build(source, root)
     defs = load_defs()
@@ -70,7 +73,7 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
     )
     result = dg.materialize(
         [*defs.assets, *defs.asset_checks],
-        selection=dg.AssetSelection.groups("model", "report"),
+        selection=dg.AssetSelection.groups("model"),
         resources={
             **defs.resources,
             "settings": settings,
@@ -91,34 +94,62 @@ def built(tmp_path_factory) -> Build:
 
 @dataclass(frozen=True)
 class Night:
-    """A second night run on a copy of `built`, and the published row counts before it."""
+    """A second night run on a copy of `built`, and what it looked like before."""
 
     build: Build
-    before: dict[str, int]
+    before: dict[str, int]  # published row counts
+    run_date: str  # the first night's run date
+    site_before: dict[str, str]  # sha256 of every file of the first night's site version
     data_dir: Path
 
 
-# The faults of the shared second night (`faulty_night`), each checked by its own test.
+# The changes of the shared second night (`second_night`), each checked by its own tests.
+NIGHT2 = "2026-10-01"  # the second night's run date (as_of)
 CAPTCHA = Path(__file__).parent / "fixtures" / "retail" / "amazon" / "captcha_classic.html"
 CAPTCHA_AT = dt.datetime(2026, 4, 15, 13, 0, tzinfo=dt.UTC)
 LAMBDA_SLIP = ("h100-pcie-80gb", "h100-sxm5-80gb")  # on the gpu_1x_h100_pcie line
+UK_SOLD_ROW = (
+    "2026-07-07,ebay-sold-uk,used,rx-9060-xt-16gb,Sapphire PULSE Radeon RX 9060 XT 16GB,"
+    "245.00,GBP,https://www.ebay.co.uk/itm/100000000001,100000000001,"
+    "test fixture (a second night's data)\n"
+)
+
+
+def digest(folder: Path) -> dict[str, str]:
+    """sha256 of every file under `folder`, by relative path."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="session")
-def faulty_night(built, tmp_path_factory) -> Night:
-    """One second night with three independent faults, instead of one night per fault.
+def second_night(built, tmp_path_factory) -> Night:
+    """One second night on other data, run once for every test that needs one.
 
+    Each change touches only its own source, and each test checks its own and that the
+    others did not spill over:
     - Amazon answers one more search with a captcha page (served as HTTP 200), archived for
       the night's day (tests/test_pipeline.py, captcha test);
     - Azure's price file changes its schema on line 4 (tests/test_pipeline.py, broken
-      provider test);
+      provider test; tests/test_site_changes.py);
     - one Lambda fact is mapped to the wrong GPU, so the parser reads it differently
-      (tests/test_cloud_replay.py).
-    Each fault touches only its own source, and each test checks that the others were not
-    affected (exactly Azure and Lambda fail among the cloud providers).
+      (tests/test_cloud_replay.py);
+    - in the curated UK eBay history, rtx-3080-ti's used prices rise 2.2x and an
+      rx-9060-xt-16gb sale appears, so that GPU is priced for the first time
+      (tests/test_site_changes.py: what changed since the first night).
+    The night runs as the nightly job does, one partition day, dated NIGHT2.
     """
-    tmp = tmp_path_factory.mktemp("faulty_night")
+    tmp = tmp_path_factory.mktemp("second_night")
     night = copy_build(built, tmp / "root")
+    con = open_published(night.published)
+    try:
+        before = row_counts(con)
+        run_date = str(con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0])
+    finally:
+        con.close()
+    site_before = digest(night.site / run_date)
     data = tmp / "data"
     shutil.copytree(DATA_DIR, data)
     archive = data / "archive"
@@ -137,14 +168,19 @@ def faulty_night(built, tmp_path_factory) -> Night:
     text = lambda_csv.read_text(encoding="utf-8")
     line = next(x for x in text.splitlines() if ",gpu_1x_h100_pcie," in x)
     lambda_csv.write_text(text.replace(line, line.replace(*LAMBDA_SLIP)), encoding="utf-8")
-    con = open_published(night.published)
-    try:
-        before = row_counts(con)
-    finally:
-        con.close()
+    uk = data / "prices" / "history" / "ebay-sold-uk.csv"
+    lines = uk.read_text(encoding="utf-8").splitlines(keepends=True)
+    out = [lines[0]]
+    for row in lines[1:]:
+        fields = row.split(",")
+        if fields[3] == "rtx-3080-ti":
+            fields[5] = f"{float(fields[5]) * 2.2:.2f}"
+        out.append(",".join(fields))
+    out.append(UK_SOLD_ROW)
+    uk.write_text("".join(out), encoding="utf-8")
     assert NIGHT[0] == CAPTCHA_AT.date().isoformat()  # the captcha page is the night's
-    out = build(night.root, data, days=NIGHT, archive_dir=str(archive))
-    return Night(out, before, data)
+    result = build(night.root, data, days=NIGHT, archive_dir=str(archive), as_of=NIGHT2)
+    return Night(result, before, run_date, site_before, data)
 
 
 @pytest.fixture

@@ -709,6 +709,11 @@ def _remove_leftovers(releases: Path, out_dir: Path, site_dir: Path | None, keep
     version no kept release links to.
     """
     removed: list[str] = []
+    current = releases / CURRENT
+    if current.exists() and not current.is_symlink():
+        # A copy that followed the links (shutil.copytree's default) made `current` a real
+        # folder: it cannot be swapped atomically, so it goes and the next release is full.
+        _remove(current, removed)
     for path in releases.glob(".*.tmp"):
         _remove(path, removed)
     for link in (out_dir, site_dir):
