@@ -84,6 +84,18 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
     return Build(root, root / "gpuvalue.duckdb", root / "site", root / "published", result)
 
 
+# Whole pipeline runs are most of the suite's time. Every test that uses one (the fixtures
+# below, directly or through another fixture) goes to one xdist group, so with `-n 2` one
+# worker builds them once and runs those tests while the other runs everything else.
+BUILD_FIXTURES = {"built", "second_night"}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        if BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("builds"))
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory) -> Build:
     """The bundled snapshot, built once for the whole session."""
