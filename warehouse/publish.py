@@ -168,7 +168,13 @@ def publish(
             raise ValueError(f"the releases folder {releases} must not be inside {link}")
     releases.mkdir(parents=True, exist_ok=True)
     with _lock(releases):
-        removed = _remove_leftovers(releases, out_dir, site_dir, keep)
+        try:
+            removed = _remove_leftovers(releases, out_dir, site_dir, keep)
+        except OSError as exc:
+            raise PublishError(
+                f"could not remove what an earlier publish left in {releases}: {exc}. Nothing "
+                f"was swapped: {describe_published(out_dir, releases)}"
+            ) from exc
         previous = current_release(releases)
         name = f"r-{_next_number(releases):06d}"
         staged = releases / name
