@@ -471,10 +471,16 @@ def memory_value_chart(
 # --- 4. price history ----------------------------------------------------------------------
 
 
-def weekly_prices(history: pl.DataFrame) -> pl.DataFrame:
-    """Weekly median price per GPU x market (keeps long histories light to draw)."""
+# Altair refuses inline data over 5,000 rows; a chart of many GPUs over years of history
+# is drawn at a coarser step instead (weekly, then monthly, quarterly, yearly medians).
+MAX_CHART_ROWS = 4_000
+_STEPS = ("1w", "1mo", "3mo", "1y")
+
+
+def weekly_prices(history: pl.DataFrame, every: str = "1w") -> pl.DataFrame:
+    """Median price per GPU x market per `every` (a week by default) in column `week`."""
     return (
-        history.with_columns(week=pl.col("day").dt.truncate("1w"))
+        history.with_columns(week=pl.col("day").dt.truncate(every))
         .group_by("gpu_id", "market", "week")
         .agg(price_usd=pl.col("price_usd").median(), n=pl.col("n_observations").sum())
         .sort("gpu_id", "market", "week")
@@ -485,7 +491,14 @@ def price_history_data(
     history: pl.DataFrame, current: pl.DataFrame, gpu_ids: list[str], run_date: dt.date
 ) -> pl.DataFrame:
     """History lines and today's prices (kind = history | today) for `gpu_ids`."""
-    lines = weekly_prices(history.filter(pl.col("gpu_id").is_in(gpu_ids))).select(
+    chosen = history.filter(pl.col("gpu_id").is_in(gpu_ids))
+    # The finest step that keeps the chart under MAX_CHART_ROWS, so its size does not grow
+    # with the length of the history.
+    binned = next(
+        (b for step in _STEPS if (b := weekly_prices(chosen, step)).height <= MAX_CHART_ROWS),
+        weekly_prices(chosen, _STEPS[-1]),
+    )
+    lines = binned.select(
         "gpu_id",
         "market",
         day=pl.col("week"),

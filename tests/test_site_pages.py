@@ -353,3 +353,30 @@ def test_front_page_prints_without_navigation_or_scroll_boxes(built, browser):
     page.pdf(path=str(pdf), format="A4")
     assert pdf.stat().st_size > 100_000
     page.close()
+
+
+def test_price_history_chart_stays_under_altairs_row_limit_over_long_histories():
+    import datetime as dt
+
+    import polars as pl
+
+    from reports.charts import MAX_CHART_ROWS, price_history_chart, price_history_data
+
+    # Ten years of daily prices for nine GPUs in two markets: 65,700 rows.
+    days = pl.date_range(dt.date(2016, 1, 1), dt.date(2025, 12, 31), eager=True)
+    history = pl.DataFrame(
+        {
+            "gpu_id": [f"g{i}" for i in range(9) for _ in range(2) for _ in days],
+            "market": [m for _ in range(9) for m in ("new", "used") for _ in days],
+            "day": [d for _ in range(18) for d in days],
+            "price_usd": 1000.0,
+            "n_observations": 1,
+        }
+    )
+    current = pl.DataFrame(schema={"gpu_id": pl.Utf8, "market": pl.Utf8, "price_usd": pl.Float64,
+                                   "price_low": pl.Float64, "price_high": pl.Float64,
+                                   "price_method": pl.Utf8, "age_days": pl.Int32})  # fmt: skip
+    gpus = [f"g{i}" for i in range(9)]
+    data = price_history_data(history, current, gpus, dt.date(2026, 1, 1))
+    assert 0 < data.height <= MAX_CHART_ROWS
+    price_history_chart(history, current, gpus, dt.date(2026, 1, 1)).to_dict()  # no MaxRowsError
