@@ -66,11 +66,6 @@ def kv_bytes_per_token(size_b: int) -> float:
     return 2 * layers * kv_heads * head_dim * _KV_BYTES
 
 
-def weight_bytes(params_b: float, bits_per_weight: float) -> float:
-    """Bytes of the weights."""
-    return params_b * _GB * bits_per_weight / 8
-
-
 def memory_fit(
     gpus: pl.DataFrame,
     sizes_b: tuple[int, ...],
