@@ -18,7 +18,7 @@ import polars as pl
 
 from pipeline.model.comparison import comparison_table
 from pipeline.model.llm import decode_roofline, leave_one_gpu_out
-from pipeline.model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS
+from pipeline.model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
 from reports.report import markdown_table
 from warehouse.publish import default_published_dir
 
@@ -116,7 +116,6 @@ def _formatted(frame: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(pl.all().fill_null("–"))
 
 
-NOWCAST_CHECK = "price_nowcast_backtest"
 BAND_ORDER = {
     name: i
     for i, name in enumerate([*(band for *_, band in HORIZON_BANDS), "all", AFTER_MINING_BAND])

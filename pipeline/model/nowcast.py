@@ -570,6 +570,10 @@ def prices_today(
     return current_prices(latest_daily(upto, as_of), monthly, gpus, params, as_of, candidate)
 
 
+# The model_validation check the back-test's rows are stored under.
+NOWCAST_CHECK = "price_nowcast_backtest"
+
+
 def backtest_validation(summary: pl.DataFrame, chosen: str, run_date: dt.date) -> pl.DataFrame:
     """The back-test as model_validation rows (check `price_nowcast_backtest`).
 
@@ -585,7 +589,7 @@ def backtest_validation(summary: pl.DataFrame, chosen: str, run_date: dt.date) -
     )
     base = dict(
         run_date=pl.lit(run_date),
-        check_name=pl.lit("price_nowcast_backtest"),
+        check_name=pl.lit(NOWCAST_CHECK),
         subject=pl.col("candidate") + ", " + pl.col("band"),
         value_low=pl.lit(None, dtype=pl.Float64),
         value_high=pl.lit(None, dtype=pl.Float64),

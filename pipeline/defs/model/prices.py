@@ -14,9 +14,14 @@ from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.model.decisions import require_run_parameters
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse, run_date_for
+
+# current_prices runs the back-test to choose its candidate and stores its figures under
+# NOWCAST_CHECK in model_validation (the model_validation asset leaves those rows alone).
 from pipeline.model.nowcast import (
+    NOWCAST_CHECK,
     backtest,
     backtest_summary,
+    backtest_validation,
     choose_candidate,
 )
 from pipeline.model.nowcast import (
@@ -64,7 +69,8 @@ def nowcast_choice(
     description=(
         "One row per GPU x market (new, used, mean) for the run date: the price used today, "
         "observed if seen within price_freshness_days, else nowcast from its last observation "
-        "with its segment's drift and a widening interval; none beyond price_max_age_days."
+        "with its segment's drift and a widening interval; none beyond price_max_age_days. "
+        "Also writes the nowcast back-test to model_validation."
     ),
 )
 def current_prices(
@@ -82,6 +88,13 @@ def current_prices(
         candidate, summary = nowcast_choice(monthly, gpus, params.price_max_age_days)
         latest = read_latest_daily(con, run_date)
         rows = compute_current_prices(latest, monthly, gpus, params, run_date, candidate)
+        replace_rows(
+            con,
+            "model_validation",
+            backtest_validation(summary, candidate, run_date),
+            "run_date = ? AND check_name = ?",
+            [run_date, NOWCAST_CHECK],
+        )
         replace_rows(
             con,
             "current_prices",

@@ -9,7 +9,6 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.model.decisions import read_all, read_for_run, require_run_parameters
-from pipeline.defs.model.prices import nowcast_choice, read_monthly
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
     GpuvalueSettings,
@@ -17,7 +16,7 @@ from pipeline.defs.resources import (
     run_date_for,
 )
 from pipeline.model.llm import decode_validation
-from pipeline.model.nowcast import backtest_validation
+from pipeline.model.nowcast import NOWCAST_CHECK
 from pipeline.model.validation import model_validation as compute_model_validation
 from warehouse.db import replace_rows
 
@@ -31,15 +30,14 @@ from warehouse.db import replace_rows
         "relative_performance",
         "benchmark_results",
         "gpus",
-        "gpu_prices_daily",
         "llm_benchmarks",
     ],
     description=(
         "One row per validation figure: fitted batch-size gain vs Dettmers' 13.6 %/13.5 %, "
         "1-GPU throughput predicted from n-GPU results (fitted e_n vs dividing by n), "
         "leave-one-GPU-out error of the spec-based estimator, and debiased A100/V100 "
-        "speedups vs Dettmers' 1.45x/1.70x, the price nowcast's rolling-origin back-test and "
-        "the LLM decode model's leave-one-GPU-out error."
+        "speedups vs Dettmers' 1.45x/1.70x and the LLM decode model's leave-one-GPU-out error "
+        "(current_prices adds the price nowcast's back-test)."
     ),
 )
 def model_validation(
@@ -55,15 +53,16 @@ def model_validation(
         debiased = read_for_run(con, "benchmark_debiased", run_date)
         constants = read_for_run(con, "model_constants", run_date)
         rows = compute_model_validation(results, catalog, debiased, constants, params, run_date)
-        chosen, summary = nowcast_choice(
-            read_monthly(con, run_date), catalog, params.price_max_age_days
-        )
         llm = decode_validation(read_all(con, "llm_benchmarks"), catalog)
-        rows = pl.concat(
-            [rows, backtest_validation(summary, chosen, run_date), llm_rows(llm, run_date)],
-            how="diagonal_relaxed",
+        rows = pl.concat([rows, llm_rows(llm, run_date)], how="diagonal_relaxed")
+        # The price back-test's rows belong to current_prices, which runs it to choose.
+        replace_rows(
+            con,
+            "model_validation",
+            rows,
+            "run_date = ? AND check_name <> ?",
+            [run_date, NOWCAST_CHECK],
         )
-        replace_rows(con, "model_validation", rows, "run_date = ?", [run_date])
     headline = rows.filter(pl.col("metric").is_in(["median_ape", "speedup"]))
     context.log.info(f"model_validation {run_date}: {rows.height} rows")
     return dg.MaterializeResult(
