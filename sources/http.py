@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
@@ -145,6 +145,9 @@ class _HostState:
 
     lock: threading.Lock  # serialises request starts so threads cannot both go at once
     interval: float
+    # Held from a request's turn until its body is read: one request in flight per host,
+    # whatever the clock says (a slow response must not let the next one overlap it).
+    busy: threading.Lock = field(default_factory=threading.Lock)
     last_start: float | None = None
     not_before: float | None = None  # a Retry-After: no request starts before this clock
     failures: int = 0  # URLs in a row that failed with a server or network error
@@ -534,20 +537,22 @@ class PoliteClient:
         """
         safe_url = redact_url(url)
         attempts = 0
+        busy = self._host_state(host).busy
         while True:
-            self._wait_turn(host)
             attempts += 1
-            started = time.monotonic()
             try:
-                response = self._session.request(
-                    method,
-                    url,
-                    timeout=(self.connect_timeout, self.read_timeout),
-                    allow_redirects=True,
-                    stream=True,
-                    **kwargs,
-                )
-                content = self._read_body(response)
+                with busy:
+                    self._wait_turn(host)
+                    started = time.monotonic()
+                    response = self._session.request(
+                        method,
+                        url,
+                        timeout=(self.connect_timeout, self.read_timeout),
+                        allow_redirects=True,
+                        stream=True,
+                        **kwargs,
+                    )
+                    content = self._read_body(response)
             except _TooLarge as exc:
                 log.warning("%s %s: %s", method, safe_url, exc)
                 return _Exchange(None, b"", FetchOutcome.HTTP_ERROR, str(exc), attempts, _now())
