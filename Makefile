@@ -59,7 +59,7 @@ bench: env  ## print timing figures of the pipeline's stages
 
 YEARS ?= 1
 bench-history: env  ## time one nightly partition over YEARS (default 1) of synthetic history
-	$(RUN) python bench/history_bench.py --years $(YEARS)
+	$(RUN) python bench/history_bench.py --years $(YEARS) $(ARGS)
 
 clean:  ## remove generated outputs (not the environment)
 	rm -rf .build site warehouse/published warehouse/releases warehouse/gpuvalue.duckdb warehouse/gpuvalue.duckdb.wal

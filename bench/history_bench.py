@@ -81,6 +81,20 @@ def copy_tree(source: Path, target: Path) -> None:
     shutil.copytree(source, target, symlinks=True)
 
 
+def linked_copy(source: Path, target: Path) -> None:
+    """`target` as a copy of `source` sharing every file but the writable DuckDB warehouse.
+
+    Hard links cost nothing at 10 years (one site version per day); a night only adds files
+    (publish stages new ones, then renames) except the pipeline warehouse, which it writes
+    in place and so gets a real copy.
+    """
+    subprocess.run(["cp", "-al", str(source), str(target)], check=True)
+    for name in ("gpuvalue.duckdb", "gpuvalue.duckdb.wal"):
+        if (target / name).exists():
+            (target / name).unlink()
+            shutil.copy2(source / name, target / name)
+
+
 def _months(first: dt.date, last: dt.date):
     """[start, end) day ranges, one per calendar month, covering first..last."""
     start = first
@@ -498,7 +512,10 @@ def main() -> None:
     parser.add_argument("--listings", type=int, default=34, help="per GPU x market x day")
     parser.add_argument("--repeats", type=int, default=20, help="runs of each ad hoc query")
     parser.add_argument("--work", type=Path, default=REPO / ".build" / "bench-history")
-    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder and setup")
+    parser.add_argument(
+        "--reuse", action="store_true", help="time the nights again on a kept setup"
+    )
     parser.add_argument("--night", nargs=3, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.night:
@@ -506,27 +523,43 @@ def main() -> None:
         return
 
     work = args.work
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    t = time.perf_counter()
-    build_bundled(work / "base")
-    print(f"bundled build (setup, untimed): {time.perf_counter() - t:.0f} s", flush=True)
     archive = work / "archive"
-    pages = night_archive(work / "base", archive, args.listings)
-    copy_tree(work / "base", work / "bundled")
-    copy_tree(work / "base", work / "history")
-    shutil.rmtree(work / "base")
+    setup = work / "setup"
+    if args.reuse and (setup / "history").is_dir():
+        # Time the night again on the kept setup (after a code change): the setup stays
+        # pristine, the nights run on linked copies with their own warehouse files.
+        for name in ("bundled", "history"):
+            shutil.rmtree(work / name, ignore_errors=True)
+            linked_copy(setup / name, work / name)
+        pages = int((work / "pages.txt").read_text(encoding="utf-8"))
+        print(f"reusing the setup in {setup} (--reuse)", flush=True)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        t = time.perf_counter()
+        build_bundled(work / "base")
+        print(f"bundled build (setup, untimed): {time.perf_counter() - t:.0f} s", flush=True)
+        pages = night_archive(work / "base", archive, args.listings)
+        (work / "pages.txt").write_text(str(pages), encoding="utf-8")
+        copy_tree(work / "base", work / "bundled")
+        copy_tree(work / "base", work / "history")
+        shutil.rmtree(work / "base")
 
-    t = time.perf_counter()
-    counts = synthesize(work / "history", args.years, args.listings)
-    synth = time.perf_counter() - t
-    seconds = full_publish(work / "history")
-    print(
-        f"synthetic history, {args.years:g} years (setup): {synth:.0f} s to generate, "
-        f"{seconds:.0f} s to publish in full; "
-        + ", ".join(f"{t} {n:,}" for t, n in counts.items()),
-        flush=True,
-    )
+        t = time.perf_counter()
+        counts = synthesize(work / "history", args.years, args.listings)
+        synth = time.perf_counter() - t
+        seconds = full_publish(work / "history")
+        print(
+            f"synthetic history, {args.years:g} years (setup): {synth:.0f} s to generate, "
+            f"{seconds:.0f} s to publish in full; "
+            + ", ".join(f"{t} {n:,}" for t, n in counts.items()),
+            flush=True,
+        )
+        if args.keep:
+            setup.mkdir()
+            for name in ("bundled", "history"):
+                (work / name).rename(setup / name)
+                linked_copy(setup / name, work / name)
     print(
         f"night {NIGHT}: {pages} pages, {args.listings} listings each, through the parsers",
         flush=True,
@@ -549,7 +582,7 @@ def main() -> None:
             print(
                 f"  {name:<36} p50 {fig['p50']:7.1f}  p95 {fig['p95']:7.1f}  ({fig['rows']} rows)"
             )
-    if not args.keep:
+    if not (args.keep or args.reuse):
         shutil.rmtree(work, ignore_errors=True)
 
 
