@@ -12,6 +12,7 @@ import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from pipeline.defs.freshness import RETAIL_PRICES
 from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 
@@ -65,6 +66,7 @@ def nowcast_choice(
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
     deps=["benchmark_debiased", "gpu_prices_daily", "gpus"],
+    freshness_policy=RETAIL_PRICES,
     description=(
         "One row per GPU x market (new, used, mean) for the run date: the price used today, "
         "observed if seen within price_freshness_days, else nowcast from its last observation "
