@@ -1,8 +1,10 @@
 import datetime as dt
+from types import SimpleNamespace
 
 import dagster as dg
 
 from pipeline.definitions import defs as load_defs
+from pipeline.model.parameters import ModelParameters
 
 EXPECTED_ASSETS = {
     "gpus",
@@ -116,3 +118,43 @@ def test_warehouse_writers_share_one_pool():
         for spec in node.specs
     }
     assert {k for k, pool in pools.items() if pool == "gpuvalue_warehouse"} == writers
+
+
+def test_price_and_cloud_assets_have_freshness_policies_from_stale_after_days():
+    """Dagster fails them when unmaterialized as long as the report lets the input age."""
+    stale = ModelParameters().stale_after_days
+    specs = asset_specs()
+    expected = {
+        "price_observations": stale["retail prices"],
+        "gpu_prices_daily": stale["retail prices"],
+        "current_prices": stale["retail prices"],
+        "cloud_offers": stale["cloud prices"],
+    }
+    for key, days in expected.items():
+        policy = specs[key].freshness_policy
+        assert isinstance(policy, dg.FreshnessPolicy), key
+        assert policy.fail_window.to_timedelta() == dt.timedelta(days=days), key
+        # A missed night warns long before the input is stale.
+        assert policy.warn_window.to_timedelta() < dt.timedelta(days=2), key
+
+
+def test_only_the_first_cloud_run_brings_the_catalog(monkeypatch):
+    """`gpus` is built once a night, not once per provider run (make run, build_into)."""
+    from pipeline import run
+    from pipeline.defs.partitions import CLOUD_PROVIDERS
+
+    selections = []
+
+    def fake_materialize(assets, selection, partition_key=None, **kwargs):
+        selections.append((partition_key, selection))
+        return SimpleNamespace(success=True)
+
+    monkeypatch.setattr(run.dg, "materialize", fake_materialize)
+    run.run_pipeline(dg.DagsterInstance.ephemeral(), "2026-01-01", "2026-01-01")
+    graph = load_defs().resolve_asset_graph()
+    with_gpus = [
+        key for key, selection in selections if dg.AssetKey("gpus") in selection.resolve(graph)
+    ]
+    assert [key for key, _ in selections] == [*CLOUD_PROVIDERS, None]
+    # The first provider's run (a first night needs the catalog) and the main run.
+    assert with_gpus == [CLOUD_PROVIDERS[0], None]

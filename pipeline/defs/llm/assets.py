@@ -9,18 +9,14 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.ingest.assets import catalog_ids
-from pipeline.defs.model.decisions import (
-    read_all,
-    read_for_run,
-    read_latest_offers,
-    require_run_parameters,
-)
-from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse, run_date_for
+from pipeline.defs.metadata import ROW_COUNT
+from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.model.decisions import read_latest_offers
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from pipeline.model.llm import llm_cost, llm_throughput, memory_fit
 from sources.bundled import read_llm_benchmarks
 from warehouse.db import replace_rows
 
-KINDS = {"duckdb", "polars"}
 LLM_FILE = ("benchmarks", "llm", "llm_inference.csv")
 
 
@@ -48,6 +44,8 @@ def llm_benchmarks(
     return dg.MaterializeResult(
         metadata={
             "rows": inserted,
+            # The table is replaced whole: what was written is all it holds.
+            ROW_COUNT: inserted,
             "gpus": rows["gpu_id"].n_unique(),
             "by_source_phase": ", ".join(f"{s} {p}: {n}" for s, p, n in by.iter_rows()),
         }
@@ -70,12 +68,10 @@ def llm_inference(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Memory fit, tokens/s and $ per million tokens for the run."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
-        gpus = read_all(con, "gpus")
-        benchmarks = read_all(con, "llm_benchmarks")
+    with model_step(context, settings, warehouse) as step:
+        run_date, params = step.run_date, step.params
+        gpus = step.read_all("gpus")
+        benchmarks = step.read_all("llm_benchmarks")
         fit = memory_fit(
             gpus,
             params.llm_model_sizes_b,
@@ -87,40 +83,22 @@ def llm_inference(
         throughput = llm_throughput(fit, gpus, benchmarks)
         # One cost of ownership per GPU x system size x market: the perf_per_dollar row's
         # (its cost does not depend on the workload).
-        buy = read_for_run(con, "perf_per_dollar", run_date).filter(
-            pl.col("workload") == "inference_16bit"
-        )
+        buy = step.read("perf_per_dollar").filter(pl.col("workload") == "inference_16bit")
         modelled = throughput.filter(pl.col("method").str.starts_with("modelled"))
         cost = llm_cost(
-            modelled, buy, read_latest_offers(con, run_date), params.years, params.utilization
+            modelled, buy, read_latest_offers(step.con, run_date), params.years, params.utilization
         )
-        replace_rows(
-            con,
-            "llm_throughput",
-            throughput.with_columns(run_date=pl.lit(run_date)),
-            "run_date = ?",
-            [run_date],
-        )
-        replace_rows(
-            con,
-            "llm_cost",
-            cost.with_columns(run_date=pl.lit(run_date)),
-            "run_date = ?",
-            [run_date],
-        )
+        step.write("llm_throughput", throughput.with_columns(run_date=pl.lit(run_date)))
+        step.write("llm_cost", cost.with_columns(run_date=pl.lit(run_date)))
     fits = throughput.filter(pl.col("fits") & pl.col("method").str.starts_with("modelled"))
-    context.log.info(
-        f"llm_inference {run_date}: {throughput.height} throughput rows "
-        f"({fits.height} configurations fit), {cost.height} cost rows"
-    )
-    return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "throughput_rows": throughput.height,
-            "fitting_configurations": fits.height,
-            "gpus_running_8b_4bit": fits.filter(
-                (pl.col("model_params_b") == 8) & (pl.col("bits") == 4)
-            )["gpu_id"].n_unique(),
-            "cost_rows": cost.height,
-        }
+    # rows and dagster/row_count are llm_throughput's (the asset's first table).
+    return step.result(
+        f"{throughput.height} throughput rows ({fits.height} configurations fit), "
+        f"{cost.height} cost rows",
+        table="llm_throughput",
+        fitting_configurations=fits.height,
+        gpus_running_8b_4bit=fits.filter((pl.col("model_params_b") == 8) & (pl.col("bits") == 4))[
+            "gpu_id"
+        ].n_unique(),
+        cost_rows=cost.height,
     )

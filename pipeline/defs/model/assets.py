@@ -3,8 +3,8 @@
 Every model table is keyed by `run_date` (the run's as-of date) and replaced as a whole for
 that date, so reruns are idempotent and history stays queryable. `benchmark_debiased` stores
 the run's parameters in `model_runs`; every other model asset fails if its own parameters
-differ from them (decisions.require_run_parameters), so model_runs always describes the
-tables of its run date.
+differ from them (common.require_run_parameters), so model_runs always describes the
+tables of its run date. `common.model_step` is the preamble they share.
 """
 
 import datetime as dt
@@ -13,21 +13,14 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.model.decisions import (
     bootstrap,
-    read_all,
-    read_for_run,
     read_latest_offers,
     read_latest_prices,
-    require_run_parameters,
     run_efficiencies,
 )
-from pipeline.defs.resources import (
-    WAREHOUSE_POOL,
-    GpuvalueSettings,
-    open_warehouse,
-    run_date_for,
-)
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from pipeline.model.cloud import cloud_vs_buy as compute_cloud_vs_buy
 from pipeline.model.cost import perf_per_dollar as compute_perf_per_dollar
 from pipeline.model.debias import (
@@ -40,9 +33,6 @@ from pipeline.model.debias import (
 from pipeline.model.fit import fit_constants, mark_used
 from pipeline.model.performance import relative_performance as compute_relative_performance
 from pipeline.model.uncertainty import with_intervals
-from warehouse.db import replace_rows
-
-KINDS = {"duckdb", "polars"}
 
 
 @dg.asset(
@@ -60,11 +50,12 @@ def benchmark_debiased(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Fit the debiasing constants, then debias benchmark results with the chosen set."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        results = read_all(con, "benchmark_results")
-        catalog = read_all(con, "gpus")
+    # It stores the run's parameters (model_runs), so it is the one asset not checked
+    # against them.
+    with model_step(context, settings, warehouse, check_parameters=False) as step:
+        run_date, params = step.run_date, step.params
+        results = step.read_all("benchmark_results")
+        catalog = step.read_all("gpus")
         constants = fit_constants(results, catalog, params)
         rows = debias(results, params, run_date, constants, catalog)
         comparable = select_comparable(results, params.mlperf_max_gpus)
@@ -72,10 +63,9 @@ def benchmark_debiased(
         constants = mark_used(constants, rows, params.constants, params.system_sizes).with_columns(
             run_date=pl.lit(run_date)
         )
-        replace_rows(con, "benchmark_debiased", rows, "run_date = ?", [run_date])
-        replace_rows(con, "model_constants", constants, "run_date = ?", [run_date])
-        replace_rows(
-            con,
+        step.write("benchmark_debiased", rows)
+        step.write("model_constants", constants)
+        step.write(
             "model_runs",
             pl.DataFrame(
                 {
@@ -85,27 +75,21 @@ def benchmark_debiased(
                     "parameters": [params.to_json()],
                 }
             ),
-            "run_date = ?",
-            [run_date],
         )
-    context.log.info(f"benchmark_debiased {run_date}: {rows.height} of {results.height} rows")
     fitted_used = constants.filter(pl.col("used") & (pl.col("parameter_set") == "fitted"))
-    return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "rows": rows.height,
-            "of_results": results.height,
-            "constants": params.constants,
-            "fitted_constants_used": ", ".join(fitted_used["name"] + " " + fitted_used["key"]),
-            # MLPerf systems beyond one node (left out; methodology §3).
-            "rows_mlperf_multi_node": mlperf_multi_node(results, params.mlperf_max_gpus),
-            # Figures from their GPU's launch window (left out; debias.launch_window).
-            "rows_launch_window": comparable.height - dated.height,
-            # Comparable rows whose GPU count has no efficiency constant (left out).
-            "rows_without_efficiency": dated.height - rows.height,
-            # Lambda's multi-GPU BERT/SQuAD figures (super-linear; debias.select_comparable).
-            "rows_lambda_bert_multi_gpu": lambda_bert_multi_gpu(results),
-        }
+    return step.result(
+        f"{rows.height} of {results.height} rows",
+        of_results=results.height,
+        constants=params.constants,
+        fitted_constants_used=", ".join(fitted_used["name"] + " " + fitted_used["key"]),
+        # MLPerf systems beyond one node (left out; methodology §3).
+        rows_mlperf_multi_node=mlperf_multi_node(results, params.mlperf_max_gpus),
+        # Figures from their GPU's launch window (left out; debias.launch_window).
+        rows_launch_window=comparable.height - dated.height,
+        # Comparable rows whose GPU count has no efficiency constant (left out).
+        rows_without_efficiency=dated.height - rows.height,
+        # Lambda's multi-GPU BERT/SQuAD figures (super-linear; debias.select_comparable).
+        rows_lambda_bert_multi_gpu=lambda_bert_multi_gpu(results),
     )
 
 
@@ -124,26 +108,18 @@ def relative_performance(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Relative performance per workload."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
-        debiased = read_for_run(con, "benchmark_debiased", run_date)
-        catalog = read_all(con, "gpus")
-        rows = compute_relative_performance(debiased, catalog, params, run_date)
-        replace_rows(con, "relative_performance", rows, "run_date = ?", [run_date])
+    with model_step(context, settings, warehouse) as step:
+        rows = compute_relative_performance(
+            step.read("benchmark_debiased"), step.read_all("gpus"), step.params, step.run_date
+        )
+        step.write("relative_performance", rows)
     measured = rows.filter(pl.col("method") == "measured")
     evidence = rows.group_by("workload", "evidence").len().sort("workload", "evidence")
-    context.log.info(f"relative_performance {run_date}: {rows.height} rows")
-    return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "dagster/row_count": rows.height,
-            "measured": measured.height,
-            "reference_gpu": params.reference_gpu,
-            # e.g. "inference_16bit measured 14, inference_16bit bridged 48, ..."
-            "evidence": ", ".join(f"{w} {e} {n}" for w, e, n in evidence.iter_rows()),
-        }
+    return step.result(
+        measured=measured.height,
+        reference_gpu=step.params.reference_gpu,
+        # e.g. "inference_16bit measured 14, inference_16bit bridged 48, ..."
+        evidence=", ".join(f"{w} {e} {n}" for w, e, n in evidence.iter_rows()),
     )
 
 
@@ -162,12 +138,10 @@ def perf_per_dollar(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Performance per dollar with total cost of ownership."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
-        relative = read_for_run(con, "relative_performance", run_date)
-        catalog = read_all(con, "gpus")
+    with model_step(context, settings, warehouse) as step:
+        con, run_date, params = step.con, step.run_date, step.params
+        relative = step.read("relative_performance")
+        catalog = step.read_all("gpus")
         rows = with_intervals(
             compute_perf_per_dollar(
                 relative,
@@ -179,15 +153,9 @@ def perf_per_dollar(
             ),
             bootstrap(con, run_date, params),
         )
-        replace_rows(con, "perf_per_dollar", rows, "run_date = ?", [run_date])
-    context.log.info(f"perf_per_dollar {run_date}: {rows.height} rows")
-    return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "rows": rows.height,
-            "priced_gpus": rows["gpu_id"].n_unique(),
-            "bootstrap_replicates": params.bootstrap_replicates,
-        }
+        step.write("perf_per_dollar", rows)
+    return step.result(
+        priced_gpus=rows["gpu_id"].n_unique(), bootstrap_replicates=params.bootstrap_replicates
     )
 
 
@@ -206,17 +174,12 @@ def cloud_vs_buy(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Break-even days of buying versus renting."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
+    with model_step(context, settings, warehouse) as step:
+        con, run_date = step.con, step.run_date
         offers = read_latest_offers(con, run_date)
-        catalog = read_all(con, "gpus")
+        catalog = step.read_all("gpus")
         rows = compute_cloud_vs_buy(
-            offers, read_latest_prices(con, run_date), catalog, params, run_date
+            offers, read_latest_prices(con, run_date), catalog, step.params, run_date
         )
-        replace_rows(con, "cloud_vs_buy", rows, "run_date = ?", [run_date])
-    context.log.info(f"cloud_vs_buy {run_date}: {rows.height} rows")
-    return dg.MaterializeResult(
-        metadata={"run_date": str(run_date), "rows": rows.height, "gpus": rows["gpu_id"].n_unique()}
-    )
+        step.write("cloud_vs_buy", rows)
+    return step.result(gpus=rows["gpu_id"].n_unique())

@@ -6,19 +6,14 @@ The bootstrap draws are recomputed where needed instead of stored: they are seed
 """
 
 import datetime as dt
-import json
 
 import dagster as dg
 import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.resources import (
-    WAREHOUSE_POOL,
-    GpuvalueSettings,
-    open_warehouse,
-    run_date_for,
-)
+from pipeline.defs.model.common import KINDS, model_step, read_all, read_for_run
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from pipeline.model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
 from pipeline.model.fit import efficiency_table
 from pipeline.model.parameters import ModelParameters
@@ -33,9 +28,7 @@ from pipeline.model.uncertainty import (
     perf_per_dollar_replicates,
     performance_replicates,
 )
-from warehouse.db import replace_rows
 
-KINDS = {"duckdb", "polars"}
 SENSITIVITY_KEEP_DAYS = 31
 
 
@@ -68,56 +61,6 @@ def read_latest_offers(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.
         " WHERE d.provider = c.provider AND CAST(d.observed_at AS DATE) <= ?)",
         params=[run_date],
     ).pl()
-
-
-def read_for_run(con: duckdb.DuckDBPyConnection, table: str, run_date: dt.date) -> pl.DataFrame:
-    """A model table's rows for the run date, in a fixed order (see read_all)."""
-    return con.sql(f"SELECT * FROM {table} WHERE run_date = ? ORDER BY ALL", params=[run_date]).pl()
-
-
-def read_all(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:
-    """A whole (small) input table in a fixed order.
-
-    The warehouse returns rows in no fixed order, and sums, least squares and group orders
-    over permuted rows differ in their last bits: the model reads its inputs sorted so a
-    rerun on the same inputs stores the same figures.
-    """
-    return con.sql(f"SELECT * FROM {table} ORDER BY ALL").pl()
-
-
-def require_run_parameters(
-    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
-) -> None:
-    """Fail unless `params` are the parameters model_runs stores for the run date.
-
-    benchmark_debiased writes model_runs; every other model asset reads tables computed
-    with those parameters. Rerunning one of them alone with other parameters (run config or
-    GPUVALUE_*) would store results model_runs does not describe, mixed with tables made
-    under the stored ones, so it fails instead: rerun from benchmark_debiased (e.g. the
-    whole model group) to change parameters.
-    """
-    stored = con.sql(
-        "SELECT parameters FROM model_runs WHERE run_date = ?", params=[run_date]
-    ).fetchall()
-    if not stored:
-        raise dg.Failure(
-            f"model_runs has no row for {run_date}: materialize benchmark_debiased first "
-            "(it stores the run's parameters)"
-        )
-    stored_params = json.loads(stored[0][0])
-    current = json.loads(params.to_json())
-    if stored_params != current:
-        changed = sorted(
-            k for k in stored_params.keys() | current.keys()
-            if stored_params.get(k) != current.get(k)
-        )  # fmt: skip
-        raise dg.Failure(
-            f"this run's model parameters differ from model_runs for {run_date} in "
-            f"{', '.join(changed)}: the tables this asset reads were computed with the stored "
-            "parameters. Rerun from benchmark_debiased (the whole model group) with the new "
-            "parameters, or run with the stored ones.",
-            metadata={"changed": ", ".join(changed)},
-        )
 
 
 def run_efficiencies(
@@ -166,25 +109,16 @@ def cloud_perf_per_dollar(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Performance per rented dollar."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
-        relative = read_for_run(con, "relative_performance", run_date)
+    with model_step(context, settings, warehouse) as step:
+        relative = step.read("relative_performance")
         rows = cloud_with_intervals(
-            compute_cloud_perf_per_dollar(read_latest_offers(con, run_date), relative, run_date),
-            performance_replicates(relative, params),
+            compute_cloud_perf_per_dollar(
+                read_latest_offers(step.con, step.run_date), relative, step.run_date
+            ),
+            performance_replicates(relative, step.params),
         )
-        replace_rows(con, "cloud_perf_per_dollar", rows, "run_date = ?", [run_date])
-    context.log.info(f"cloud_perf_per_dollar {run_date}: {rows.height} rows")
-    return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "rows": rows.height,
-            "gpus": rows["gpu_id"].n_unique(),
-            "providers": rows["provider"].n_unique(),
-        }
-    )
+        step.write("cloud_perf_per_dollar", rows)
+    return step.result(gpus=rows["gpu_id"].n_unique(), providers=rows["provider"].n_unique())
 
 
 @dg.asset(
@@ -202,33 +136,27 @@ def sensitivity(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Rank sensitivity to $/kWh, utilisation, years and host cost."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
+    with model_step(context, settings, warehouse) as step:
+        run_date, params = step.run_date, step.params
         rows = compute_sensitivity(
-            read_for_run(con, "relative_performance", run_date),
-            read_latest_prices(con, run_date),
-            read_all(con, "gpus"),
+            step.read("relative_performance"),
+            read_latest_prices(step.con, run_date),
+            step.read_all("gpus"),
             params,
             run_date,
-            run_efficiencies(con, run_date, params),
+            run_efficiencies(step.con, run_date, params),
         )
         # What-if rows are for reading today's answer, not history: only the run dates of
         # the last SENSITIVITY_KEEP_DAYS are kept, so the table does not grow by ~16,000
         # rows a night forever (each published site version keeps its own copy).
-        replace_rows(
-            con,
+        step.write(
             "sensitivity",
             rows,
             "run_date = ? OR run_date < ?",
             [run_date, run_date - dt.timedelta(days=SENSITIVITY_KEEP_DAYS)],
         )
     moved = rows.filter(pl.col("rank_change") != 0) if rows.height else rows
-    context.log.info(f"sensitivity {run_date}: {rows.height} rows, {moved.height} moved")
-    return dg.MaterializeResult(
-        metadata={"run_date": str(run_date), "rows": rows.height, "rank_moves": moved.height}
-    )
+    return step.result(f"{rows.height} rows, {moved.height} moved", rank_moves=moved.height)
 
 
 @dg.asset(
@@ -246,30 +174,21 @@ def recommendations(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Best GPU to buy new, buy used or rent per workload and memory tier."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
+    with model_step(context, settings, warehouse) as step:
+        params = step.params
         buy = buy_candidates(
-            read_for_run(con, "perf_per_dollar", run_date), bootstrap(con, run_date, params)
+            step.read("perf_per_dollar"), bootstrap(step.con, step.run_date, params)
         )
         rent = rent_candidates(
-            read_for_run(con, "cloud_perf_per_dollar", run_date),
-            performance_replicates(read_for_run(con, "relative_performance", run_date), params),
+            step.read("cloud_perf_per_dollar"),
+            performance_replicates(step.read("relative_performance"), params),
         )
         rows = compute_recommendations(
             pl.concat([buy[0], rent[0]]),
             pl.concat([buy[1], rent[1]]),
-            read_all(con, "gpus"),
+            step.read_all("gpus"),
             params.memory_tiers_gb,
-            run_date,
+            step.run_date,
         )
-        replace_rows(con, "recommendations", rows, "run_date = ?", [run_date])
-    context.log.info(f"recommendations {run_date}: {rows.height} rows")
-    return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "rows": rows.height,
-            "bootstrap_replicates": params.bootstrap_replicates,
-        }
-    )
+        step.write("recommendations", rows)
+    return step.result(bootstrap_replicates=params.bootstrap_replicates)

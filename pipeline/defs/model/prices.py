@@ -12,8 +12,9 @@ import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.model.decisions import require_run_parameters
-from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse, run_date_for
+from pipeline.defs.freshness import RETAIL_PRICES
+from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 
 # current_prices runs the back-test to choose its candidate and stores its figures under
 # NOWCAST_CHECK in model_validation (the model_validation asset leaves those rows alone).
@@ -27,7 +28,6 @@ from pipeline.model.nowcast import (
 from pipeline.model.nowcast import (
     current_prices as compute_current_prices,
 )
-from warehouse.db import replace_rows
 
 
 def read_latest_daily(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
@@ -63,9 +63,10 @@ def nowcast_choice(
 
 @dg.asset(
     group_name="model",
-    kinds={"duckdb", "polars"},
+    kinds=KINDS,
     pool=WAREHOUSE_POOL,
     deps=["benchmark_debiased", "gpu_prices_daily", "gpus"],
+    freshness_policy=RETAIL_PRICES,
     description=(
         "One row per GPU x market (new, used, mean) for the run date: the price used today, "
         "observed if seen within price_freshness_days, else nowcast from its last observation "
@@ -77,10 +78,8 @@ def current_prices(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Today's price per GPU x market, with its method, age and interval."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
+    with model_step(context, settings, warehouse) as step:
+        con, run_date, params = step.con, step.run_date, step.params
         gpus = con.sql(
             "SELECT gpu_id, name, launch_price_usd, release_date FROM gpus ORDER BY gpu_id"
         ).pl()
@@ -88,35 +87,22 @@ def current_prices(
         candidate, summary = nowcast_choice(monthly, gpus, params.price_max_age_days)
         latest = read_latest_daily(con, run_date)
         rows = compute_current_prices(latest, monthly, gpus, params, run_date, candidate)
-        replace_rows(
-            con,
+        step.write(
             "model_validation",
             backtest_validation(summary, candidate, run_date),
             "run_date = ? AND check_name = ?",
             [run_date, NOWCAST_CHECK],
         )
-        replace_rows(
-            con,
-            "current_prices",
-            rows.with_columns(run_date=pl.lit(run_date)),
-            "run_date = ?",
-            [run_date],
-        )
+        step.write("current_prices", rows.with_columns(run_date=pl.lit(run_date)))
     too_old = latest.height - rows.filter(pl.col("market") != "mean").height
     methods = rows.group_by("market", "price_method").len().sort("market", "price_method")
     overall = summary.filter((pl.col("band") == "all") & (pl.col("candidate") == candidate))
-    context.log.info(
-        f"current_prices {run_date}: {rows.height} prices ({candidate}); {too_old} GPU x market "
-        f"last seen over {params.price_max_age_days} days ago left unpriced"
-    )
-    return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "rows": rows.height,
-            "gpus": rows["gpu_id"].n_unique(),
-            "by_method": ", ".join(f"{m} {p}: {n}" for m, p, n in methods.iter_rows()),
-            "too_old": too_old,
-            "nowcast_candidate": candidate,
-            "backtest_median_ape_pct": float(overall["median_ape"][0]) if overall.height else None,
-        }
+    return step.result(
+        f"{rows.height} prices ({candidate}); {too_old} GPU x market "
+        f"last seen over {params.price_max_age_days} days ago left unpriced",
+        gpus=rows["gpu_id"].n_unique(),
+        by_method=", ".join(f"{m} {p}: {n}" for m, p, n in methods.iter_rows()),
+        too_old=too_old,
+        nowcast_candidate=candidate,
+        backtest_median_ape_pct=float(overall["median_ape"][0]) if overall.height else None,
     )

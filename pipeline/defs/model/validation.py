@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.model.decisions import read_all, read_for_run, require_run_parameters
+from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
     GpuvalueSettings,
@@ -18,12 +18,11 @@ from pipeline.defs.resources import (
 from pipeline.model.llm import decode_validation
 from pipeline.model.nowcast import NOWCAST_CHECK
 from pipeline.model.validation import model_validation as compute_model_validation
-from warehouse.db import replace_rows
 
 
 @dg.asset(
     group_name="model",
-    kinds={"duckdb", "polars"},
+    kinds=KINDS,
     pool=WAREHOUSE_POOL,
     deps=[
         "benchmark_debiased",
@@ -44,38 +43,29 @@ def model_validation(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Compute and store the run's validation figures."""
-    params = settings.parameters()
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        require_run_parameters(con, run_date, params)
-        results = read_all(con, "benchmark_results")
-        catalog = read_all(con, "gpus")
-        debiased = read_for_run(con, "benchmark_debiased", run_date)
-        constants = read_for_run(con, "model_constants", run_date)
-        rows = compute_model_validation(results, catalog, debiased, constants, params, run_date)
-        llm = decode_validation(read_all(con, "llm_benchmarks"), catalog)
+    with model_step(context, settings, warehouse) as step:
+        run_date = step.run_date
+        results = step.read_all("benchmark_results")
+        catalog = step.read_all("gpus")
+        debiased = step.read("benchmark_debiased")
+        constants = step.read("model_constants")
+        rows = compute_model_validation(
+            results, catalog, debiased, constants, step.params, run_date
+        )
+        llm = decode_validation(step.read_all("llm_benchmarks"), catalog)
         rows = pl.concat([rows, llm_rows(llm, run_date)], how="diagonal_relaxed")
         # The price back-test's rows belong to current_prices, which runs it to choose.
-        replace_rows(
-            con,
-            "model_validation",
-            rows,
-            "run_date = ? AND check_name <> ?",
-            [run_date, NOWCAST_CHECK],
+        step.write(
+            "model_validation", rows, "run_date = ? AND check_name <> ?", [run_date, NOWCAST_CHECK]
         )
     headline = rows.filter(pl.col("metric").is_in(["median_ape", "speedup"]))
-    context.log.info(f"model_validation {run_date}: {rows.height} rows")
-    return dg.MaterializeResult(
-        metadata={
-            "run_date": str(run_date),
-            "rows": rows.height,
-            "checks": ", ".join(sorted(set(rows["check_name"]))),
-            "headline": "; ".join(
-                f"{s} {m} {v:.3f}"
-                for s, m, v in headline.select("subject", "metric", "value").iter_rows()
-                if v is not None
-            ),
-        }
+    return step.result(
+        checks=", ".join(sorted(set(rows["check_name"]))),
+        headline="; ".join(
+            f"{s} {m} {v:.3f}"
+            for s, m, v in headline.select("subject", "metric", "value").iter_rows()
+            if v is not None
+        ),
     )
 
 
