@@ -24,6 +24,7 @@ import polars as pl
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
+from pipeline.defs.model.decisions import read_price_observations
 from reports import content
 from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
@@ -31,6 +32,7 @@ from reports.dataset import Dataset
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
 from reports.verdict import OPTION_TITLES
+from warehouse.db import INTERNAL_TABLES, partition_column
 
 _INLINE = MarkdownIt("commonmark", {"html": False})
 
@@ -592,38 +594,75 @@ class Download:
     csv: str
 
 
+# Dated input tables (prices, offers, pages) grow every night; a version keeps their recent
+# rows only, so a night's downloads cost O(one night), not O(history). The whole history is
+# in the published warehouse (Parquet by month; README "Query the warehouse").
+DOWNLOAD_DAYS = 31
+
+
 def export_tables(
     con: duckdb.DuckDBPyConnection,
     run_date: dt.date,
     out_dir: Path,
     extra: dict[str, pl.DataFrame],
 ) -> list[Download]:
-    """Every warehouse table as `<name>.csv` and `<name>.parquet` (read-only queries).
+    """The warehouse's tables as `<name>.csv` and `<name>.parquet` (read-only queries).
 
-    Model tables keyed by `run_date` are exported for this run only; input tables whole
-    (history included). `extra` adds derived tables (the verdicts, input freshness).
+    What a version holds of each table, bounded whatever the history's length:
+    - model tables (keyed by `run_date`): this run's rows;
+    - `price_observations`: the listings behind today's observed prices (what the price
+      bootstrap reads);
+    - other dated tables (by `day` or `observed_at`): the last DOWNLOAD_DAYS days up to the
+      run date;
+    - undated tables (catalog, benchmarks, specs): whole;
+    - `gpu_prices_monthly` (derived): each GPU's median daily price per month, the whole
+      history in O(GPUs x months) rows.
+    `extra` adds derived tables (the verdicts, input freshness). Pipeline bookkeeping that
+    is never published (`INTERNAL_TABLES`) is not offered either.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    tables = con.sql(
-        "SELECT table_name FROM information_schema.tables "
-        "WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name"
-    ).fetchall()
-    keyed = {
-        t
-        for (t,) in con.sql(
-            "SELECT table_name FROM information_schema.columns "
-            "WHERE table_schema = 'main' AND column_name = 'run_date'"
-        ).fetchall()
-    }
+    columns: dict[str, list[str]] = {}
+    for table, column in con.sql(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = 'main' AND table_name IN (SELECT table_name FROM "
+        "information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE') "
+        "ORDER BY table_name, ordinal_position"
+    ).fetchall():
+        columns.setdefault(table, []).append(column)
+    since = run_date - dt.timedelta(days=DOWNLOAD_DAYS - 1)
     out = []
-    for (table,) in tables:
+    for table, names in columns.items():
+        if table in INTERNAL_TABLES:
+            continue
         name = slug(table)
-        where = " WHERE run_date = ?" if name in keyed else ""
-        params = [run_date] if where else []
-        frame = con.sql(f'SELECT * FROM "{name}"{where}', params=params).pl()
+        column = partition_column(table, names)
+        if column == "run_date":
+            frame = con.sql(f'SELECT * FROM "{name}" WHERE run_date = ?', params=[run_date]).pl()
+            scope = "this run"
+        elif table == "price_observations":
+            frame = read_price_observations(con, run_date)
+            scope = "the listings behind today's observed prices"
+        elif column is not None:
+            frame = con.sql(
+                f'SELECT * FROM "{name}" WHERE CAST("{column}" AS DATE) BETWEEN ? AND ?',
+                params=[since, run_date],
+            ).pl()
+            scope = f"last {DOWNLOAD_DAYS} days ({since} to {run_date})"
+        else:
+            frame = con.sql(f'SELECT * FROM "{name}"').pl()
+            scope = "whole table"
         csv = _write_frame(frame, out_dir, name)
-        out.append(Download(name, frame.height, "this run" if where else "whole table", csv))
-    for name, frame in sorted(extra.items()):
+        out.append(Download(name, frame.height, scope, csv))
+    monthly = con.sql(
+        "SELECT gpu_id, market, CAST(date_trunc('month', day) AS DATE) AS month, "
+        "median(price_usd) AS price_usd, count(*) AS days, "
+        "CAST(sum(n_observations) AS BIGINT) AS n_observations FROM gpu_prices_daily "
+        "WHERE day <= ? "
+        "GROUP BY ALL ORDER BY ALL",
+        params=[run_date],
+    ).pl()
+    derived = {"gpu_prices_monthly": monthly, **extra}
+    for name, frame in sorted(derived.items()):
         csv = _write_frame(frame, out_dir, slug(name))
         out.append(Download(name, frame.height, "derived for this version", csv))
     return sorted(out, key=lambda d: d.name)
@@ -705,6 +744,7 @@ def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> d
             version=ds.version,
             root="",
             downloads=downloads,
+            download_days=DOWNLOAD_DAYS,
             specs=specs,
             gpu_specs=len(charted),
         ),

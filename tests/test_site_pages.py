@@ -3,6 +3,7 @@ verdicts by budget and memory against the model tables, per-GPU pages, downloads
 "what changed" between two runs on different data. Headless Chromium through Playwright."""
 
 import dataclasses
+import datetime as dt
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from reports.content import Cell
 from reports.dataset import prepare_dataset
 from reports.pages import (
+    DOWNLOAD_DAYS,
     cell_html,
     gpu_pages,
     render_front_page,
@@ -269,7 +271,7 @@ def test_every_published_table_downloads_as_csv_and_parquet(built, browser, con,
             "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
         ).fetchall()
     ]
-    for table in [*tables, "verdicts", "input_freshness"]:
+    for table in [*tables, "gpu_prices_monthly", "verdicts", "input_freshness"]:
         assert f"data/{table}.parquet" in hrefs, table
         assert f"data/{table}.csv" in hrefs or f"data/{table}.csv.gz" in hrefs, table
     for href in hrefs:
@@ -282,10 +284,45 @@ def test_every_published_table_downloads_as_csv_and_parquet(built, browser, con,
         "SELECT count(*) FROM perf_per_dollar WHERE run_date = ?", params=[run_date]
     ).fetchall()
     assert perf.fetchall() == expected
-    observations = duckdb.sql(
-        f"SELECT count(*) FROM read_csv('{folder / 'data' / 'price_observations.csv.gz'}')"
+    # History tables are bounded to one night: the listings behind today's observed prices,
+    # the last DOWNLOAD_DAYS days of other dated inputs, the whole history only by month.
+    data = folder / "data"
+    behind = con.sql(
+        "SELECT count(*) FROM price_observations o JOIN current_prices c"
+        " ON o.gpu_id = c.gpu_id AND o.market = c.market"
+        " AND CAST(o.observed_at AS DATE) = c.price_day"
+        " WHERE c.run_date = ? AND c.price_method = 'observed' AND c.market <> 'mean'"
+        " AND o.drop_reason IS NULL",
+        params=[run_date],
     ).fetchall()
-    assert observations == con.sql("SELECT count(*) FROM price_observations").fetchall()
+    csv = next(data.glob("price_observations.csv*"))
+    assert duckdb.sql(f"SELECT count(*) FROM read_csv('{csv}')").fetchall() == behind
+    assert 0 < behind[0][0] < con.sql("SELECT count(*) FROM price_observations").fetchall()[0][0]
+    since = run_date - dt.timedelta(days=DOWNLOAD_DAYS - 1)
+    for table, column in (("gpu_prices_daily", "day"), ("cloud_offers", "observed_at")):
+        got = duckdb.sql(
+            f"SELECT count(*), min(CAST({column} AS DATE)) FROM '{data / table}.parquet'"
+        ).fetchall()[0]
+        assert (
+            got[0]
+            == con.sql(
+                f"SELECT count(*) FROM {table} WHERE CAST({column} AS DATE) BETWEEN ? AND ?",
+                params=[since, run_date],
+            ).fetchall()[0][0]
+        )
+        assert got[0] == 0 or got[1] >= since, table
+    monthly = duckdb.sql(
+        f"SELECT count(*), min(month) FROM '{data / 'gpu_prices_monthly.parquet'}'"
+    ).fetchall()[0]
+    assert (
+        monthly
+        == con.sql(
+            "SELECT count(*), min(month) FROM (SELECT DISTINCT gpu_id, market, "
+            "CAST(date_trunc('month', day) AS DATE) AS month FROM gpu_prices_daily WHERE day <= ?)",
+            params=[run_date],
+        ).fetchall()[0]
+    )
+    assert not (data / "publish_changes.parquet").exists()  # bookkeeping, never published
 
 
 def test_scraped_strings_are_escaped_on_the_new_pages(dataset):
