@@ -161,10 +161,19 @@ def _stragglers(profile: Profile) -> list[int]:
     instance's DAGSTER_HOME path.
     """
     home = str(profile.home.absolute()).encode()
+    # Never this process or those that started it (`make prod-stop` -> `uv run` -> us: the
+    # home path is on their command lines too).
+    mine, pid = set(), os.getpid()
+    while pid > 1:
+        mine.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            break
     pids = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if home in (proc / "cmdline").read_bytes() and int(proc.name) != os.getpid():
+            if int(proc.name) not in mine and home in (proc / "cmdline").read_bytes():
                 pids.append(int(proc.name))
         except OSError:
             continue
