@@ -9,7 +9,7 @@ DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export UV_LINK_MODE ?= copy
 PORT ?= 8000
 
-.PHONY: help env run test lint format dev serve query docs bench bench-history clean
+.PHONY: help env run test lint format dev serve query docs bench bench-history postgres postgres-stop prod prod-stop prod-status clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -41,6 +41,29 @@ format: env  ## apply ruff's fixes and formatting
 dev: env  ## Dagster UI with the nightly schedule, on 127.0.0.1:3000
 	@mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	DAGSTER_HOME=$(DAGSTER_HOME) $(RUN) dg dev --host 127.0.0.1 --port 3000
+
+# The production profile (docs/deployment.md): Dagster's storage in a project-local
+# PostgreSQL cluster, the webserver and the daemon in the background, schedules on.
+PG_DIR ?= $(CURDIR)/.prod/postgres
+PG_PORT ?= 5433
+PROD_HOME ?= $(CURDIR)/.prod/dagster_home
+PROD_PORT ?= 3000
+
+postgres: env  ## start a project-local PostgreSQL for Dagster's storage (PG_DIR, PG_PORT=5433)
+	$(RUN) python -m deploy.postgres start --dir $(PG_DIR) --port $(PG_PORT)
+
+postgres-stop: env  ## stop that PostgreSQL
+	$(RUN) python -m deploy.postgres stop --dir $(PG_DIR) --port $(PG_PORT)
+
+prod: postgres  ## production profile: webserver (PROD_PORT=3000) + daemon on PostgreSQL, nightly schedules on (LIVE=1: live prices)
+	$(if $(LIVE),GPUVALUE_LIVE=1) $(if $(EXECUTOR),GPUVALUE_EXECUTOR=$(EXECUTOR)) \
+	  $(RUN) python -m deploy.prod start --home $(PROD_HOME) --port $(PROD_PORT) --pg-dir $(PG_DIR)
+
+prod-status: env  ## are the production webserver and daemon running
+	@$(RUN) python -m deploy.prod status --home $(PROD_HOME)
+
+prod-stop: env  ## stop the production webserver and daemon (PostgreSQL keeps running)
+	$(RUN) python -m deploy.prod stop --home $(PROD_HOME)
 
 serve:  ## serve site/ on http://127.0.0.1:$(PORT)
 	@test -f site/index.html || { echo "no site yet: run 'make run' first"; exit 2; }
