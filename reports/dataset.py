@@ -30,7 +30,7 @@ class Dataset:
     data: ReportData
     verdicts: pl.DataFrame
     current_prices: pl.DataFrame
-    price_history: pl.DataFrame
+    price_history: pl.DataFrame  # weekly (read_weekly_history)
     offers: pl.DataFrame
     spec_sources: pl.DataFrame
     benchmarks: pl.DataFrame
@@ -62,6 +62,24 @@ class Dataset:
                 "verdicts": self.verdicts,
             },
         )
+
+
+def read_weekly_history(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """Each catalog GPU's price per market and week (`day` = the week's Monday).
+
+    `price_usd` is the median of the week's robust daily prices, `n_observations` their
+    listings, `days` the days with a price. The charts draw weeks or coarser steps, so the
+    week is aggregated where the data is: the site reads O(GPUs x weeks), not every daily
+    row of the history. GPUs no longer in the catalog have no page, so no chart either.
+    """
+    return con.sql(
+        "SELECT gpu_id, market, CAST(date_trunc('week', day) AS DATE) AS day, "
+        "median(price_usd) AS price_usd, CAST(sum(n_observations) AS BIGINT) AS "
+        "n_observations, count(*) AS days FROM gpu_prices_daily "
+        "WHERE day <= ? AND gpu_id IN (SELECT gpu_id FROM gpus) "
+        "GROUP BY ALL ORDER BY gpu_id, market, day",
+        params=[run_date],
+    ).pl()
 
 
 def parameters_from_stored(stored: dict) -> ModelParameters:
@@ -116,12 +134,7 @@ def prepare_dataset(
         data=data,
         verdicts=found,
         current_prices=for_run("current_prices", "gpu_id, market"),
-        price_history=con.sql(
-            "SELECT gpu_id, market, day, price_usd, n_observations, price_min_usd, "
-            "price_max_usd, sources FROM gpu_prices_daily WHERE day <= ? "
-            "ORDER BY gpu_id, market, day",
-            params=[run_date],
-        ).pl(),
+        price_history=read_weekly_history(con, run_date),
         offers=offers.sort("gpu_id", "usd_per_gpu_hour", "provider"),
         spec_sources=con.sql(
             "SELECT * FROM gpu_spec_sources ORDER BY gpu_id, field, chosen DESC, source"

@@ -60,7 +60,12 @@ def relative_gpus(ds: Dataset, narrow: bool) -> list[str]:
 
 def price_history_gpus(ds: Dataset, k: int) -> list[str]:
     """Up to k priced GPUs named by the verdicts that have the longest histories."""
-    days = ds.price_history.group_by("gpu_id").agg(days=pl.col("day").n_unique())
+    days = (
+        ds.price_history.group_by("gpu_id", "market")
+        .agg(pl.col("days").sum())
+        .group_by("gpu_id")
+        .agg(pl.col("days").max())
+    )
     priced = set(ds.current_prices["gpu_id"])
     named = [g for g in verdict_gpus(ds) if g in priced]
     ranked = (

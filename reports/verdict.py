@@ -371,6 +371,12 @@ def _why(hours: float, host_usd: float) -> pl.Expr:
     none = (
         pl.when(pl.col("kind") == "memory")
         .then(pl.format("no GPU with ≥ {} GB has a price for this option", _gb()))
+        # No candidate at all (a first night whose cloud runs failed, or no price yet):
+        # say so rather than leave the reason empty.
+        .when(pl.col("cheapest_gpu_id").is_null() & buy)
+        .then(pl.lit("no GPU has a price for this option yet"))
+        .when(pl.col("cheapest_gpu_id").is_null())
+        .then(pl.lit("no cloud offer is priced for this option yet"))
         .when(buy)
         .then(
             pl.format(

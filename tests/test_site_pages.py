@@ -11,8 +11,11 @@ import duckdb
 import polars as pl
 import pytest
 
-from reports.content import Cell
-from reports.dataset import prepare_dataset
+from pipeline.defs.model.decisions import bootstrap, read_latest_offers
+from pipeline.model.uncertainty import performance_replicates
+from reports.charts import WORKLOAD_TITLES
+from reports.content import Cell, verdict_cell
+from reports.dataset import parameters_from_stored, prepare_dataset
 from reports.pages import (
     DOWNLOAD_DAYS,
     cell_html,
@@ -21,8 +24,9 @@ from reports.pages import (
     render_gpu_page,
     render_report_markdown,
 )
+from reports.report import load_report_data
 from reports.safety import citation_url, safe_url, slug
-from reports.verdict import BUDGETS_USD, rental_hours
+from reports.verdict import BUDGETS_USD, rental_hours, verdicts
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = [
@@ -417,3 +421,27 @@ def test_price_history_chart_stays_under_altairs_row_limit_over_long_histories()
     data = price_history_data(history, current, gpus, dt.date(2026, 1, 1))
     assert 0 < data.height <= MAX_CHART_ROWS
     price_history_chart(history, current, gpus, dt.date(2026, 1, 1)).to_dict()  # no MaxRowsError
+
+
+def test_verdicts_without_any_cloud_offer_say_why(con, run_date):
+    """A first night whose cloud runs all failed: renting has no verdict, and says why."""
+    data = load_report_data(con, run_date)
+    params = parameters_from_stored(data.parameters)
+    offers = read_latest_offers(con, run_date)
+    found = verdicts(
+        data.perf,
+        data.cloud_perf.clear(),
+        data.recommendations,
+        offers.clear(),
+        bootstrap(con, run_date, params),
+        performance_replicates(data.relative, params),
+        data.parameters,
+        run_date,
+        list(WORKLOAD_TITLES),
+    )
+    # (memory verdicts come from the stored recommendations, which this test keeps)
+    rent = found.filter(pl.col("option").str.starts_with("rent") & (pl.col("kind") == "budget"))
+    assert rent.height and rent["gpu_id"].null_count() == rent.height
+    assert set(rent["why"]) == {"no cloud offer is priced for this option yet"}
+    assert found["why"].null_count() == 0
+    assert all(str(verdict_cell(row)) for row in found.iter_rows(named=True))

@@ -259,7 +259,8 @@ def price_observations(
             con,
             "price_observations",
             rows,
-            f"CAST(observed_at AS DATE) BETWEEN ? AND ? AND source IN ({placeholders})",
+            # on the column, not a cast of it: DuckDB then skips other days' row groups
+            f"observed_at >= ? AND observed_at < ? + INTERVAL 1 DAY AND source IN ({placeholders})",
             [first, last, *sources],
         )
         replace_rows(con, "retail_pages", pages, "day BETWEEN ? AND ?", [first, last])
@@ -550,8 +551,11 @@ def refresh_daily_prices(
     call it, so a day's price is the median over all its observations whoever loaded them.
     Returns the rows written (daily prices, drop counts).
     """
+    # A range on the column itself (not on a cast of it) lets DuckDB skip every row group
+    # outside the days by its min/max, so a night reads its day, not the history.
     observations = con.sql(
-        "SELECT * FROM price_observations WHERE CAST(observed_at AS DATE) BETWEEN ? AND ?",
+        "SELECT * FROM price_observations WHERE observed_at >= ? "
+        "AND observed_at < ? + INTERVAL 1 DAY",
         params=[first, last],
     ).pl()
     rows = daily_prices(observations.filter(pl.col("drop_reason").is_null()), mad_k)

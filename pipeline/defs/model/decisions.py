@@ -41,15 +41,27 @@ def read_price_observations(con: duckdb.DuckDBPyConnection, run_date: dt.date) -
     """The usable observations behind the run's observed prices (their day, GPU, market).
 
     Only these feed the price bootstrap, so the read is bounded by the GPUs priced today,
-    not by the length of the history.
+    not by the length of the history. The days' range is passed as constants so DuckDB
+    skips every row group outside it by its min/max (observations arrive in day order);
+    a join alone would scan, and fetch every column of, the whole history.
     """
+    observed = (
+        "FROM current_prices c WHERE c.run_date = ? AND c.price_method = 'observed'"
+        " AND c.market <> 'mean'"
+    )
+    first, last = con.sql(
+        f"SELECT min(c.price_day), max(c.price_day) {observed}", params=[run_date]
+    ).fetchall()[0]
+    if first is None:
+        return con.sql("SELECT * FROM price_observations LIMIT 0").pl()
     return con.sql(
-        "SELECT o.* FROM price_observations o JOIN current_prices c"
+        "SELECT o.* FROM price_observations o"
+        f" SEMI JOIN (SELECT c.gpu_id, c.market, c.price_day {observed}) c"
         " ON o.gpu_id = c.gpu_id AND o.market = c.market"
         " AND CAST(o.observed_at AS DATE) = c.price_day"
-        " WHERE c.run_date = ? AND c.price_method = 'observed' AND c.market <> 'mean'"
-        " AND o.drop_reason IS NULL",
-        params=[run_date],
+        " WHERE o.drop_reason IS NULL"
+        " AND o.observed_at >= ? AND o.observed_at < ? + INTERVAL 1 DAY",
+        params=[run_date, first, last],
     ).pl()
 
 
