@@ -8,7 +8,12 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipeline.defs.model.common import read_for_run
-from pipeline.defs.resources import GpuvalueSettings, open_warehouse, run_date_for
+from pipeline.defs.resources import (
+    WAREHOUSE_POOL,
+    GpuvalueSettings,
+    open_warehouse,
+    run_date_for,
+)
 from pipeline.model.parameters import WORKLOADS
 from pipeline.model.plausibility import (
     form_factor_pairs,
@@ -25,7 +30,12 @@ def _result(problems: list[str], **metadata) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset_check(asset="gpus", blocking=True, description="gpu_id is unique and well formed.")
+@dg.asset_check(
+    pool=WAREHOUSE_POOL,  # reads the warehouse: never beside another run's writer
+    asset="gpus",
+    blocking=True,
+    description="gpu_id is unique and well formed.",
+)
 def gpus_unique_ids(warehouse: DuckDBResource) -> dg.AssetCheckResult:
     """No duplicate or empty gpu_id in the catalog."""
     with open_warehouse(warehouse) as con:
@@ -38,6 +48,7 @@ def gpus_unique_ids(warehouse: DuckDBResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
+    pool=WAREHOUSE_POOL,  # reads the warehouse: never beside another run's writer
     asset="benchmark_results",
     blocking=True,
     description=(
@@ -74,6 +85,7 @@ def benchmark_results_valid(warehouse: DuckDBResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
+    pool=WAREHOUSE_POOL,  # reads the warehouse: never beside another run's writer
     asset="relative_performance",
     blocking=True,
     description="The reference GPU is 1.0 and every workload has measured GPUs.",
@@ -107,6 +119,7 @@ def relative_performance_anchored(
 
 
 @dg.asset_check(
+    pool=WAREHOUSE_POOL,  # reads the warehouse: never beside another run's writer
     asset="perf_per_dollar",
     blocking=True,
     description="Every workload has priced GPUs with positive, finite perf per dollar.",
@@ -129,6 +142,7 @@ def perf_per_dollar_complete(
 
 
 @dg.asset_check(
+    pool=WAREHOUSE_POOL,  # reads the warehouse: never beside another run's writer
     asset="gpus",
     blocking=True,
     description=(
@@ -166,6 +180,7 @@ def gpus_key_specs_sourced(warehouse: DuckDBResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
+    pool=WAREHOUSE_POOL,  # reads the warehouse: never beside another run's writer
     asset="relative_performance",
     blocking=True,
     description=(

@@ -99,6 +99,7 @@ def llm_rows(llm: dict, run_date) -> pl.DataFrame:
 
 
 @dg.asset_check(
+    pool=WAREHOUSE_POOL,
     asset="relative_performance",
     description="Every 95 % interval brackets its value and the reference GPU is exactly 1.",
 )

@@ -39,6 +39,7 @@ def _site_version_dir(settings: GpuvalueSettings, run_date) -> Path:
 @dg.asset(
     group_name="report",
     kinds={"altair", "svg"},
+    pool=WAREHOUSE_POOL,
     deps=[
         "relative_performance",
         "perf_per_dollar",
@@ -72,6 +73,7 @@ def charts(
 @dg.asset(
     group_name="report",
     kinds={"markdown"},
+    pool=WAREHOUSE_POOL,
     deps=[
         charts,
         "cloud_vs_buy",
@@ -121,6 +123,7 @@ def report(
 @dg.asset(
     group_name="report",
     kinds={"html"},
+    pool=WAREHOUSE_POOL,
     deps=[report],
     description=(
         "The run's version of the static site (front page, report, methodology, GPU pages, "
