@@ -12,6 +12,7 @@ import polars as pl
 from reports.charts import (
     FIGURES,
     ChartJob,
+    SvgCache,
     buy_vs_rent_chart,
     cloud_prices_chart,
     llm_value_chart,
@@ -151,16 +152,23 @@ def priced_history_gpus(ds: Dataset) -> list[str]:
     return sorted(set(ds.price_history["gpu_id"]))
 
 
-def render_site_charts(ds: Dataset, out_dir: Path) -> list[Path]:
-    """Every chart of the version: the figures (wide + narrow) and one per GPU."""
+def render_site_charts(ds: Dataset, out_dir: Path, cache_dir: Path | None = None) -> list[Path]:
+    """Every chart of the version: the figures (wide + narrow) and one per GPU.
+
+    `cache_dir` keeps the SVGs for the next build (SvgCache): only charts whose spec
+    changed are rendered again.
+    """
+    cache = SvgCache(cache_dir)
     jobs = []
     for narrow in (False, True):
         builders = front_chart_builders(ds, narrow)
         for figure in FIGURES:
             name = f"{figure.name}.narrow" if narrow else figure.name
             jobs.append(ChartJob(builders[figure.name], out_dir, name))
-    paths = render_many(jobs)
+    paths = render_many(jobs, cache=cache)
     gpus = [slug(g) for g in priced_history_gpus(ds)]
-    return paths + render_gpu_price_charts(
-        ds.price_history, ds.current_prices, gpus, ds.run_date, out_dir / "gpu"
+    paths += render_gpu_price_charts(
+        ds.price_history, ds.current_prices, gpus, ds.run_date, out_dir / "gpu", cache
     )
+    cache.prune()
+    return paths

@@ -63,7 +63,8 @@ def charts(
         dataset = prepare_dataset(con, run_date)
     out = _build_dir(settings, run_date) / "charts"
     shutil.rmtree(out, ignore_errors=True)  # no chart of an earlier build of this date stays
-    written = render_site_charts(dataset, out)
+    # SVGs whose spec did not change since the last build are reused, not rendered again.
+    written = render_site_charts(dataset, out, Path(settings.build_dir) / "chart-cache")
     context.log.info(f"charts {run_date}: {len(written)} files written to {out}")
     return dg.MaterializeResult(
         metadata={"run_date": str(run_date), "folder": str(out), "files": len(written)}
