@@ -90,6 +90,9 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
 BUILD_FIXTURES = {"built", "second_night"}
 
 
+# tryfirst: xdist's worker turns the marks into node ids in its own hook of this name, so
+# they must be set before it runs (otherwise the group is ignored and each worker builds).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
