@@ -32,7 +32,7 @@ from reports.dataset import Dataset
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
 from reports.verdict import OPTION_TITLES
-from warehouse.db import INTERNAL_TABLES, partition_column
+from warehouse.db import INTERNAL_TABLES, partition_column, table_columns
 
 _INLINE = MarkdownIt("commonmark", {"html": False})
 
@@ -621,21 +621,17 @@ def export_tables(
     is never published (`INTERNAL_TABLES`) is not offered either.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    columns: dict[str, list[str]] = {}
-    for table, column in con.sql(
-        "SELECT table_name, column_name FROM information_schema.columns "
-        "WHERE table_schema = 'main' AND table_name IN (SELECT table_name FROM "
-        "information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE') "
-        "ORDER BY table_name, ordinal_position"
-    ).fetchall():
-        columns.setdefault(table, []).append(column)
+    tables = con.sql(
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name"
+    ).fetchall()
     since = run_date - dt.timedelta(days=DOWNLOAD_DAYS - 1)
     out = []
-    for table, names in columns.items():
+    for (table,) in tables:
         if table in INTERNAL_TABLES:
             continue
         name = slug(table)
-        column = partition_column(table, names)
+        column = partition_column(table, table_columns(con, table))
         if column == "run_date":
             frame = con.sql(f'SELECT * FROM "{name}" WHERE run_date = ?', params=[run_date]).pl()
             scope = "this run"
