@@ -13,14 +13,14 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.model.cost import perf_per_dollar
-from pipeline.model.debias import debias
-from pipeline.model.nowcast import prices_today
-from pipeline.model.parameters import ModelParameters
-from pipeline.model.performance import relative_performance
-from pipeline.model.prices import daily_prices
-from pipeline.model.sensitivity import sensitivity
-from pipeline.model.uncertainty import perf_per_dollar_replicates
+from model.cost import perf_per_dollar
+from model.debias import debias
+from model.nowcast import prices_today
+from model.parameters import ModelParameters
+from model.performance import relative_performance
+from model.prices import daily_prices
+from model.sensitivity import sensitivity
+from model.uncertainty import perf_per_dollar_replicates
 from pipeline.run import build_into
 from sources.bundled import (
     DATA_DIR,

@@ -14,9 +14,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from model.parameters import ModelParameters
+from model.uncertainty import performance_replicates
 from pipeline.defs.model.decisions import bootstrap, read_latest_offers
-from pipeline.model.parameters import ModelParameters
-from pipeline.model.uncertainty import performance_replicates
 from reports.changes import Changes, Snapshot, compare, previous_version, read_snapshot
 from reports.charts import WORKLOAD_TITLES
 from reports.report import ReportData, load_report_data

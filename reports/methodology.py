@@ -16,9 +16,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipeline.model.comparison import comparison_table
-from pipeline.model.llm import decode_roofline, leave_one_gpu_out
-from pipeline.model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
+from model.comparison import comparison_table
+from model.llm import decode_roofline, leave_one_gpu_out
+from model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
 from reports.report import markdown_table
 from warehouse.publish import default_published_dir
 
@@ -242,7 +242,7 @@ def render_validation_markdown(data: MethodologyData) -> str:
         "Lambda 1-GPU fp16), Dettmers' as stated. Raw ratios are at each GPU's own batch "
         "size; ours are batch-debiased (B292), which raises smaller-memory GPUs, and fitted "
         "over every table, so a pair measured side by side in one source can differ "
-        "(pipeline/model/comparison.py).",
+        "(model/comparison.py).",
         "",
         markdown_table(
             _formatted(data.comparison),

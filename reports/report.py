@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import duckdb
 import polars as pl
 
-from pipeline.model.cost import best_market
+from model.cost import best_market
 from reports.charts import WORKLOAD_TITLES
 
 REPORT_VERSION = "3"

@@ -7,18 +7,18 @@ replaces the previous site or published warehouse.
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from model.parameters import WORKLOADS
+from model.plausibility import (
+    form_factor_pairs,
+    plausibility_problems,
+    same_die_pairs,
+)
 from pipeline.defs.model.common import read_for_run
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
     GpuvalueSettings,
     open_warehouse,
     run_date_for,
-)
-from pipeline.model.parameters import WORKLOADS
-from pipeline.model.plausibility import (
-    form_factor_pairs,
-    plausibility_problems,
-    same_die_pairs,
 )
 
 
@@ -184,7 +184,7 @@ def gpus_key_specs_sourced(warehouse: DuckDBResource) -> dg.AssetCheckResult:
     asset="relative_performance",
     blocking=True,
     description=(
-        "Plausibility (pipeline/model/plausibility.py): same-die variants within 15 %, "
+        "Plausibility (model/plausibility.py): same-die variants within 15 %, "
         "SXM modules not slower than their PCIe cards, inference within 3x of training, "
         "every row marked measured or estimated with its evidence."
     ),

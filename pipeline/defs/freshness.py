@@ -12,7 +12,7 @@ import datetime as dt
 
 import dagster as dg
 
-from pipeline.model.parameters import ModelParameters
+from model.parameters import ModelParameters
 
 # stale_after_days has no GPUVALUE_* override, so the defaults are the run's values.
 _STALE_AFTER_DAYS = ModelParameters().stale_after_days

@@ -11,7 +11,7 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from pipeline.model.parameters import ModelParameters, from_env, with_overrides
+from model.parameters import ModelParameters, from_env, with_overrides
 from sources.bundled import DATA_DIR
 from warehouse.db import migrate
 from warehouse.publish import default_published_dir, releases_dir_for

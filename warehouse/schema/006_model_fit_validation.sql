@@ -1,6 +1,6 @@
 -- 006: fitted debiasing constants, intervals on relative performance, and the model's
 -- validation figures (docs/schema.md, "Model fit and validation"; docs/methodology.md).
--- Every figure here is computed by the pipeline (pipeline/model/fit.py, validation.py).
+-- Every figure here is computed by the pipeline (model/fit.py, validation.py).
 
 -- Audit trail of each debiased figure: the constants it applied and where they came from.
 ALTER TABLE benchmark_debiased ADD COLUMN interconnect VARCHAR;       -- nvlink | pcie (form-factor proxy)

@@ -1,4 +1,4 @@
--- 010: today's price per GPU x market with its method and age (pipeline/model/nowcast.py),
+-- 010: today's price per GPU x market with its method and age (model/nowcast.py),
 -- the method in perf_per_dollar, and price history as one queryable view.
 
 CREATE TABLE current_prices (

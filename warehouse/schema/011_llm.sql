@@ -1,4 +1,4 @@
--- 011: LLM inference (pipeline/model/llm.py; docs/schema.md, "LLM inference").
+-- 011: LLM inference (model/llm.py; docs/schema.md, "LLM inference").
 
 CREATE TABLE llm_benchmarks (
     source VARCHAR NOT NULL,

@@ -13,12 +13,12 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.listings import classify_listings
+from model.prices import daily_prices, drop_counts
 from pipeline.defs.freshness import CLOUD_PRICES, RETAIL_PRICES
 from pipeline.defs.metadata import ROW_COUNT, partition_rows, table_rows
 from pipeline.defs.partitions import daily, providers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
-from pipeline.model.listings import classify_listings
-from pipeline.model.prices import daily_prices, drop_counts
 from sources.archive import Archive, redact_text
 from sources.benchmarks.flags import flag_benchmarks, flag_counts
 from sources.benchmarks.inbox import load_inbox, merge_with_bundled

@@ -47,7 +47,7 @@ def price_history(
     files = price_fact_files(prices_dir)
     mad_k = settings.parameters().price_mad_k
     code = code_files("sources/bundled.py", "sources/fx.py", "sources/tables.py",
-                      "pipeline/model/prices.py")  # fmt: skip
+                      "model/prices.py")  # fmt: skip
     stamp = fingerprint([*files, fx_path, *code], f"price_mad_k {mad_k}")
     with open_warehouse(warehouse) as con:
         if loaded_unchanged(con, "price_history", stamp):

@@ -1,6 +1,6 @@
 """LLM inference assets: the benchmark rows, then tokens/s and $ per million tokens.
 
-Thin wrappers around `pipeline.model.llm` (its docstring has the model); keyed by run_date
+Thin wrappers around `model.llm` (its docstring has the model); keyed by run_date
 like every model table.
 """
 
@@ -8,12 +8,12 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.llm import llm_cost, llm_throughput, memory_fit
 from pipeline.defs.ingest.assets import catalog_ids
 from pipeline.defs.metadata import ROW_COUNT
 from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.model.decisions import read_latest_offers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
-from pipeline.model.llm import llm_cost, llm_throughput, memory_fit
 from sources.bundled import read_llm_benchmarks
 from warehouse.db import replace_rows
 

@@ -1,4 +1,4 @@
-"""Model assets: thin wrappers around the pure Polars functions in `pipeline.model`.
+"""Model assets: thin wrappers around the pure Polars functions in `model`.
 
 Every model table is keyed by `run_date` (the run's as-of date) and replaced as a whole for
 that date, so reruns are idempotent and history stays queryable. `benchmark_debiased` stores
@@ -13,6 +13,18 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.cloud import cloud_vs_buy as compute_cloud_vs_buy
+from model.cost import perf_per_dollar as compute_perf_per_dollar
+from model.debias import (
+    debias,
+    lambda_bert_multi_gpu,
+    mlperf_multi_node,
+    select_comparable,
+    without_launch_window,
+)
+from model.fit import fit_constants, mark_used
+from model.performance import relative_performance as compute_relative_performance
+from model.uncertainty import with_intervals
 from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.model.decisions import (
     bootstrap,
@@ -21,18 +33,6 @@ from pipeline.defs.model.decisions import (
     run_efficiencies,
 )
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
-from pipeline.model.cloud import cloud_vs_buy as compute_cloud_vs_buy
-from pipeline.model.cost import perf_per_dollar as compute_perf_per_dollar
-from pipeline.model.debias import (
-    debias,
-    lambda_bert_multi_gpu,
-    mlperf_multi_node,
-    select_comparable,
-    without_launch_window,
-)
-from pipeline.model.fit import fit_constants, mark_used
-from pipeline.model.performance import relative_performance as compute_relative_performance
-from pipeline.model.uncertainty import with_intervals
 
 
 @dg.asset(

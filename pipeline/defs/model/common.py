@@ -22,9 +22,9 @@ import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.parameters import ModelParameters
 from pipeline.defs.metadata import ROW_COUNT, table_rows
 from pipeline.defs.resources import GpuvalueSettings, open_warehouse, run_date_for
-from pipeline.model.parameters import ModelParameters
 from warehouse.db import replace_rows
 
 KINDS = {"duckdb", "polars"}

@@ -12,22 +12,22 @@ import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.model.common import KINDS, model_step, read_all, read_for_run
-from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
-from pipeline.model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
-from pipeline.model.fit import efficiency_table
-from pipeline.model.parameters import ModelParameters
-from pipeline.model.recommendations import (
+from model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
+from model.fit import efficiency_table
+from model.parameters import ModelParameters
+from model.recommendations import (
     buy_candidates,
     rent_candidates,
 )
-from pipeline.model.recommendations import recommendations as compute_recommendations
-from pipeline.model.sensitivity import sensitivity as compute_sensitivity
-from pipeline.model.uncertainty import (
+from model.recommendations import recommendations as compute_recommendations
+from model.sensitivity import sensitivity as compute_sensitivity
+from model.uncertainty import (
     cloud_with_intervals,
     perf_per_dollar_replicates,
     performance_replicates,
 )
+from pipeline.defs.model.common import KINDS, model_step, read_all, read_for_run
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 
 SENSITIVITY_KEEP_DAYS = 31
 

@@ -12,22 +12,21 @@ import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.freshness import RETAIL_PRICES
-from pipeline.defs.model.common import KINDS, model_step
-from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
-
 # current_prices runs the back-test to choose its candidate and stores its figures under
 # NOWCAST_CHECK in model_validation (the model_validation asset leaves those rows alone).
-from pipeline.model.nowcast import (
+from model.nowcast import (
     NOWCAST_CHECK,
     backtest,
     backtest_summary,
     backtest_validation,
     choose_candidate,
 )
-from pipeline.model.nowcast import (
+from model.nowcast import (
     current_prices as compute_current_prices,
 )
+from pipeline.defs.freshness import RETAIL_PRICES
+from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 
 
 def read_latest_daily(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:

@@ -1,6 +1,6 @@
 """Validation asset: the model's checks against data and Dettmers' figures (methodology §3b).
 
-A thin wrapper around `pipeline.model.validation`; keyed by `run_date` like every model
+A thin wrapper around `model.validation`; keyed by `run_date` like every model
 table, replaced as a whole for that date.
 """
 
@@ -8,6 +8,9 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.llm import decode_validation
+from model.nowcast import NOWCAST_CHECK
+from model.validation import model_validation as compute_model_validation
 from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.resources import (
     WAREHOUSE_POOL,
@@ -15,9 +18,6 @@ from pipeline.defs.resources import (
     open_warehouse,
     run_date_for,
 )
-from pipeline.model.llm import decode_validation
-from pipeline.model.nowcast import NOWCAST_CHECK
-from pipeline.model.validation import model_validation as compute_model_validation
 
 
 @dg.asset(

@@ -1,0 +1,201 @@
+"""Renting versus buying: break-even days (Dettmers B785-817)."""
+
+import datetime as dt
+
+import polars as pl
+
+from model.cost import (
+    MARKET_PREFERENCE,
+    SERVER,
+    catalog_platforms,
+    price_scope_expr,
+)
+from model.parameters import ModelParameters
+
+
+def break_even_days(
+    buy_cost_usd: float,
+    usd_per_gpu_hour: float,
+    utilization: float,
+    electricity_usd_per_year: float,
+) -> float | None:
+    """Days after which owning is cheaper than renting at this utilisation.
+
+    Renting costs price * 24 * utilisation a day; owning costs the purchase up front plus
+    electricity a day. None when renting is never more expensive. Dettmers' example: a
+    $2,200 desktop (350 W GPU + 100 W CPU at 15 %, $0.12/kWh, $71/year) vs an AWS V100 at
+    $2.14/h breaks even after about 300 days.
+    """
+    cloud_per_day = usd_per_gpu_hour * 24 * utilization
+    own_per_day = electricity_usd_per_year / 365
+    if cloud_per_day <= own_per_day:
+        return None
+    return buy_cost_usd / (cloud_per_day - own_per_day)
+
+
+def cheapest_offers(offers: pl.DataFrame) -> pl.DataFrame:
+    """The cheapest offer per GPU-hour per GPU x provider x price type (types never mixed).
+
+    Ties go to the instance type that sorts first, so reruns pick the same instance.
+    """
+    return (
+        offers.sort("usd_per_gpu_hour", "instance_type", "region", nulls_last=True)
+        .group_by("gpu_id", "provider", "price_type")
+        .agg(
+            pl.col("usd_per_gpu_hour").first(),
+            pl.col("instance_type").first(),
+            pl.col("region").first(),
+            offer_day=pl.col("observed_at").first().cast(pl.Date),
+            n_offers=pl.len().cast(pl.Int32),
+        )
+    )
+
+
+# Price types billed for every hour of their term, used or not (GUIDE §10): a 1- or 3-year
+# reservation or commitment. On-demand and spot are billed per hour used.
+WHOLE_TERM_PRICE_TYPES = ("reserved_1y", "reserved_3y")
+
+
+def billing_expr() -> pl.Expr:
+    """'whole_term' for reservations/commitments, 'per_hour_used' otherwise."""
+    return (
+        pl.when(pl.col("price_type").is_in(WHOLE_TERM_PRICE_TYPES))
+        .then(pl.lit("whole_term"))
+        .otherwise(pl.lit("per_hour_used"))
+    )
+
+
+def buy_prices(prices: pl.DataFrame) -> pl.DataFrame:
+    """One price per GPU: mean of new and used where both exist, else new, else used."""
+    if "sources" not in prices.columns:
+        prices = prices.with_columns(sources=pl.lit(None, dtype=pl.Utf8))
+    return (
+        prices.with_columns(_rank=pl.col("market").replace_strict(MARKET_PREFERENCE))
+        .sort("_rank")
+        .group_by("gpu_id")
+        .agg(pl.col("price_usd").first(), pl.col("market").first(), pl.col("sources").first())
+    )
+
+
+def cloud_vs_buy(
+    offers: pl.DataFrame,
+    prices: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    run_date: dt.date,
+) -> pl.DataFrame:
+    """One row per GPU x provider x price type x utilisation.
+
+    The cloud side is the provider's cheapest offer per GPU-hour of that price type (never
+    averaged across price types). The buy side is the smallest system the GPU is sold in,
+    per GPU: a PCIe card with a 1-GPU workstation host; a module (SXM/OAM/superchip) as
+    its share of the smallest server (`server_system_sizes`), i.e. its price plus
+    host / n, or its whole-server price share alone (cost.price_scope_expr). The price is
+    the mean of new and used where both exist, else whichever exists (`buy_market`).
+
+    Billing (`billing`): on-demand and spot cost price x 24 x utilisation a day and owning
+    costs the electricity of the hours used, so the break-even moves with utilisation. A
+    reservation (reserved_1y/3y) is billed 24 x 365 for its term whatever the use; it is
+    compared with an owned GPU that is also available around the clock, so neither side
+    depends on utilisation and the break-even is the same at every utilisation.
+    """
+    utilizations = pl.DataFrame({"utilization": list(params.cloud_utilizations)})
+    server_n = min(params.server_system_sizes)
+    per_gpu_host = (
+        pl.when(pl.col("price_scope") == "server_share")
+        .then(0.0)
+        .when(pl.col("platform") == SERVER)
+        .then(params.server_host_cost_usd[server_n] / server_n)
+        .otherwise(params.host_cost_usd[1])
+        * params.host_cost_scale
+    )
+    # Electricity per hour the GPU runs (its share of a server host's power is not known;
+    # host_watts is per system).
+    usd_per_hour_used = (
+        (pl.col("tdp_w") + params.host_watts) / 1000.0 * params.electricity_usd_per_kwh
+    )
+    whole_term = pl.col("billing") == "whole_term"
+    hours_a_day = pl.when(whole_term).then(24.0).otherwise(24 * pl.col("utilization"))
+    catalog = catalog_platforms(gpus).select("gpu_id", "tdp_w", "platform")
+    rows = (
+        cheapest_offers(offers)
+        .join(buy_prices(prices), on="gpu_id")
+        .join(catalog, on="gpu_id")
+        .join(utilizations, how="cross")
+        .with_columns(billing=billing_expr(), price_scope=price_scope_expr())
+        .with_columns(
+            buy_cost_usd=pl.col("price_usd") + per_gpu_host,
+            cloud_usd_per_day=pl.col("usd_per_gpu_hour") * hours_a_day,
+            own_usd_per_day=usd_per_hour_used * hours_a_day,
+        )
+    )
+    return (
+        rows.with_columns(
+            break_even_days=pl.when(pl.col("cloud_usd_per_day") > pl.col("own_usd_per_day")).then(
+                pl.col("buy_cost_usd") / (pl.col("cloud_usd_per_day") - pl.col("own_usd_per_day"))
+            ),
+            run_date=pl.lit(run_date),
+        )
+        .select(
+            "run_date",
+            "gpu_id",
+            "provider",
+            "price_type",
+            "utilization",
+            "break_even_days",
+            "usd_per_gpu_hour",
+            "buy_cost_usd",
+            "instance_type",
+            pl.col("market").alias("buy_market"),
+            pl.col("price_usd").alias("buy_price_usd"),
+            "cloud_usd_per_day",
+            "own_usd_per_day",
+            "billing",
+            "platform",
+        )
+        .sort("gpu_id", "provider", "price_type", "utilization")
+    )
+
+
+def cloud_perf_per_dollar(
+    offers: pl.DataFrame, relative: pl.DataFrame, run_date: dt.date
+) -> pl.DataFrame:
+    """One row per GPU x workload x provider x price type: performance per rented dollar.
+
+    perf_per_dollar = relative performance / USD per GPU-hour of the provider's cheapest
+    offer of that price type, i.e. reference-GPU-hours of work bought with one dollar.
+    `rank` is 1 for the best of its workload and price type across all providers.
+    """
+    return (
+        cheapest_offers(offers)
+        .join(relative.select("gpu_id", "workload", "value", "method"), on="gpu_id")
+        .with_columns(
+            perf_per_dollar=pl.col("value") / pl.col("usd_per_gpu_hour"),
+            run_date=pl.lit(run_date),
+        )
+        .with_columns(
+            # Equal values share a rank: offers at the same price (T4 on AWS and Azure)
+            # must not swap places between reruns.
+            rank=pl.col("perf_per_dollar")
+            .rank("min", descending=True)
+            .over("workload", "price_type")
+            .cast(pl.Int32)
+        )
+        .select(
+            "run_date",
+            "gpu_id",
+            "workload",
+            "provider",
+            "price_type",
+            "instance_type",
+            "region",
+            "usd_per_gpu_hour",
+            pl.col("value").alias("relative_performance"),
+            "method",
+            "perf_per_dollar",
+            "rank",
+            "offer_day",
+            "n_offers",
+        )
+        .sort("workload", "price_type", "rank")
+    )
