@@ -11,8 +11,11 @@ class TooLarge(Exception):
     """The response body is over the client's `max_bytes`."""
 
 
-class IncompleteBody(requests.exceptions.ChunkedEncodingError):
-    """The body ended before the Content-Length the server announced (retried)."""
+class _IncompleteBody(requests.exceptions.ChunkedEncodingError):
+    """The body ended before the Content-Length the server announced (retried).
+
+    Its class name is part of the error text (`_IncompleteBody: body of 3 bytes, ...`).
+    """
 
 
 def read_body(response: requests.Response, max_bytes: int) -> bytes:
@@ -20,7 +23,7 @@ def read_body(response: requests.Response, max_bytes: int) -> bytes:
 
     Raises:
         TooLarge: The body is (or announces itself as) bigger than `max_bytes`.
-        IncompleteBody: Fewer bytes arrived than the Content-Length announced.
+        _IncompleteBody: Fewer bytes arrived than the Content-Length announced.
     """
     try:
         announced = int(response.headers.get("Content-Length", ""))
@@ -41,5 +44,5 @@ def read_body(response: requests.Response, max_bytes: int) -> bytes:
     # check is only exact without Content-Encoding.
     encoded = response.headers.get("Content-Encoding", "identity") not in ("", "identity")
     if announced is not None and not encoded and len(content) < announced:
-        raise IncompleteBody(f"body of {len(content)} bytes, Content-Length {announced}")
+        raise _IncompleteBody(f"body of {len(content)} bytes, Content-Length {announced}")
     return content
