@@ -218,8 +218,18 @@ def debias(
     missing = set(rows["workload_class"].unique().to_list()) - set(gains)
     if missing:
         raise ValueError(f"no batch-size gain configured for workload classes {sorted(missing)}")
+    rows = _with_efficiency(rows, efficiency_table(constants, params.constants))
+    return _corrected(_with_gain(rows, gains), params, run_date)
+
+
+def _with_efficiency(rows: pl.DataFrame, efficiencies: pl.DataFrame) -> pl.DataFrame:
+    """Rows with the multi-GPU efficiency they are divided by (`_eff`) and its source.
+
+    `efficiencies` is the run's `fit.efficiency_table`, extended to the GPU counts that lie
+    between two it lists.
+    """
     counts = sorted(set(rows["num_gpus"].to_list()))
-    table = with_interpolated_counts(efficiency_table(constants, params.constants), counts)
+    table = with_interpolated_counts(efficiencies, counts)
     table = table.select(
         pl.col("num_gpus").cast(rows.schema["num_gpus"]),
         "interconnect",
@@ -232,7 +242,7 @@ def debias(
     # (offline throughput of independent replicas, no gradient exchange) are divided by
     # the GPU count alone: efficiency 1.
     inference = pl.col("task") == "inference"
-    rows = (
+    return (
         rows.join(table, on=["num_gpus", "interconnect"], how="left", nulls_equal=True)
         .with_columns(
             _eff=pl.when(inference).then(1.0).otherwise("_eff"),
@@ -240,14 +250,22 @@ def debias(
         )
         .filter(pl.col("_eff").is_not_null())
     )
+
+
+def _with_gain(rows: pl.DataFrame, gains: dict[str, tuple[float, str]]) -> pl.DataFrame:
+    """Rows with their table's reference batch size and their class's batch-size gain."""
     gain_value = {cls: v for cls, (v, _) in gains.items()}
     gain_source = {cls: f"{kind}:{cls}" for cls, (_, kind) in gains.items()}
-    rows = rows.with_columns(
+    return rows.with_columns(
         batch_size_ref=pl.col("batch_size_per_gpu").cast(pl.Float64).median().over(GROUP),
         _gain=pl.col("workload_class").replace_strict(gain_value, return_dtype=pl.Float64),
         _gain_src=pl.col("workload_class").replace_strict(gain_source, return_dtype=pl.Utf8),
         multi_gpu_efficiency=pl.col("_eff"),
     )
+
+
+def _corrected(rows: pl.DataFrame, params: ModelParameters, run_date: dt.date) -> pl.DataFrame:
+    """Per-GPU throughput at the reference batch size, with every factor applied."""
     # Time to train (MLPerf) is not a throughput at a batch size: more epochs at a bigger
     # batch, so the throughput correction does not apply.
     training = (pl.col("task") == "training") & (pl.col("unit") != MLPERF_TRAINING_UNIT)

@@ -30,6 +30,7 @@ with `used` saying which one the run applied.
 """
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
@@ -521,29 +522,49 @@ def efficiency_table(constants: pl.DataFrame | None, mode: str) -> pl.DataFrame:
         if n > 1
         for link in INTERCONNECTS
     )
-    out = []
-    if use_fitted:
-        counts = {int(k.split("|")[0]) for k in fitted if "|" in k} | {1}
-        for n in sorted(counts):
-            fits = [fitted.get(efficiency_key(n, link)) for link in INTERCONNECTS]
-            if n == 1:
-                one = dettmers.get(1)
-                value = one["value"] if one else 1.0
-                out += [(1, link, value, None, None, "dettmers:1") for link in INTERCONNECTS]
-                out.append((1, None, value, None, None, "dettmers:1"))
-                continue
-            if not all(accepted(f) for f in fits):
-                continue  # e.g. an undetermined 3-GPU fit: no row, never a mixed source
-            for link, fit in zip(INTERCONNECTS, fits, strict=True):
-                out.append((n, link, fit["value"], fit["ci_low"], fit["ci_high"],
-                            f"fitted:{fit['key']}"))  # fmt: skip
-            if n in dettmers:  # interconnect unknown: the fits do not apply (see above)
-                out.append((n, None, dettmers[n]["value"], None, None, f"dettmers:{n}"))
-    else:
-        for n in sorted(dettmers):
-            for link in (*INTERCONNECTS, None):
-                out.append((n, link, dettmers[n]["value"], None, None, f"dettmers:{n}"))
+    out = (
+        _fitted_efficiencies(dettmers, fitted, accepted)
+        if use_fitted
+        else _dettmers_efficiencies(dettmers)
+    )
     return pl.DataFrame(out, schema=EFFICIENCY_SCHEMA, orient="row")
+
+
+def _fitted_efficiencies(
+    dettmers: dict, fitted: dict, accepted: Callable[[dict | None], bool]
+) -> list[tuple]:
+    """`efficiency_table` rows from the fitted e_n (every Dettmers count has accepted fits).
+
+    1 GPU keeps Dettmers' e_1; a count whose fits the mode does not all accept gets no row,
+    never a mixed source; a row of unknown interconnect gets Dettmers' e_n.
+    """
+    out = []
+    counts = {int(k.split("|")[0]) for k in fitted if "|" in k} | {1}
+    for n in sorted(counts):
+        fits = [fitted.get(efficiency_key(n, link)) for link in INTERCONNECTS]
+        if n == 1:
+            one = dettmers.get(1)
+            value = one["value"] if one else 1.0
+            out += [(1, link, value, None, None, "dettmers:1") for link in INTERCONNECTS]
+            out.append((1, None, value, None, None, "dettmers:1"))
+            continue
+        if not all(accepted(f) for f in fits):
+            continue  # e.g. an undetermined 3-GPU fit: no row, never a mixed source
+        for link, fit in zip(INTERCONNECTS, fits, strict=True):
+            out.append((n, link, fit["value"], fit["ci_low"], fit["ci_high"],
+                        f"fitted:{fit['key']}"))  # fmt: skip
+        if n in dettmers:  # interconnect unknown: the fits do not apply (efficiency_table)
+            out.append((n, None, dettmers[n]["value"], None, None, f"dettmers:{n}"))
+    return out
+
+
+def _dettmers_efficiencies(dettmers: dict) -> list[tuple]:
+    """`efficiency_table` rows from Dettmers' e_n, for every interconnect and unknown."""
+    return [
+        (n, link, dettmers[n]["value"], None, None, f"dettmers:{n}")
+        for n in sorted(dettmers)
+        for link in (*INTERCONNECTS, None)
+    ]
 
 
 def with_interpolated_counts(table: pl.DataFrame, counts: list[int]) -> pl.DataFrame:

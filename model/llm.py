@@ -37,20 +37,11 @@ import numpy as np
 import polars as pl
 
 from model.fit import t975
+from model.llm_constants import ARCHITECTURES, BITS_PER_WEIGHT
 
 _GIB = 2**30
 _GB = 1e9
 _KV_BYTES = 2  # fp16 KV cache
-# Reference architectures per model size (model cards: Llama 3.1 8B and 70B, Qwen2.5 32B):
-# params (billions), layers, KV heads, head dimension.
-ARCHITECTURES: dict[int, tuple[str, float, int, int, int]] = {
-    8: ("Llama 3.1 8B", 8.03, 32, 8, 128),
-    32: ("Qwen2.5 32B", 32.5, 64, 8, 128),
-    70: ("Llama 3.1 70B", 70.6, 80, 8, 128),
-}
-# Bits per weight of the GGUF formats each bit class stands for (llama.cpp's quantize
-# table: Q4_K_M 4.85 bpw on Llama 3 8B, Q8_0 8.5 bpw); measured rows use their own format.
-BITS_PER_WEIGHT = {4: 4.85, 8: 8.5, 16: 16.0}
 QUANT_BITS = {
     "Q4_K_M": 4.85, "Q4_0": 4.55, "Q4_K_S": 4.58, "Q5_K_M": 5.69, "Q6_K": 6.56,
     "Q8_0": 8.5, "F16": 16.0, "BF16": 16.0, "FP16": 16.0, "fp16": 16.0, "bf16": 16.0,

@@ -9,6 +9,8 @@ import json
 import os
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from model.llm_constants import ARCHITECTURES, BITS_PER_WEIGHT
+
 WORKLOADS = ("training_16bit", "inference_16bit", "inference_8bit")
 
 
@@ -210,8 +212,6 @@ def check(params: ModelParameters) -> ModelParameters:
             raise ValueError(f"{kind} sizes {missing} need {name} and multi_gpu_efficiency entries")
     if not 0 <= params.price_freshness_days <= params.price_max_age_days:
         raise ValueError("need 0 <= price_freshness_days <= price_max_age_days")
-    from model.llm import ARCHITECTURES, BITS_PER_WEIGHT
-
     unknown = [s for s in params.llm_model_sizes_b if s not in ARCHITECTURES]
     if unknown or any(b not in BITS_PER_WEIGHT for b in params.llm_bits):
         raise ValueError(

@@ -22,6 +22,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from model.bridging import eight_bit_speedup, pooled_ratio
 from model.debias import debias
 from model.fit import (
     efficiency_key,
@@ -31,16 +32,13 @@ from model.fit import (
     t975,
 )
 from model.parameters import ModelParameters
-from model.performance import (
+from model.performance import relative_performance
+from model.performance_fit import fit_log_performance, workload_rows
+from model.spec_estimator import (
     SPEC_MODELS,
     choose_spec_model,
-    eight_bit_speedup,
-    fit_log_performance,
     leave_one_gpu_out,
-    pooled_ratio,
-    relative_performance,
     spec_features,
-    workload_rows,
 )
 from sources.benchmarks.flags import SUPER_LINEAR_TOLERANCE
 
@@ -293,7 +291,7 @@ def inference_bridge_checks(
 
     Every GPU measured in both workloads (its training in the reference's set; never the
     reference, whose ratio is 1 by definition) is predicted as its training value x the
-    architecture-pooled ratio of the *other* GPUs, as performance.bridged_workload does for
+    architecture-pooled ratio of the *other* GPUs, as bridging.bridged_workload does for
     unmeasured GPUs; the error is against its measured inference value. `relative` is the
     run's relative performance (computed here when not given).
     """

@@ -155,7 +155,7 @@ def gpus_key_specs_sourced(warehouse: DuckDBResource) -> dg.AssetCheckResult:
 
     A tensor rate is NULL for GPUs without tensor units (Pascal, GTX 16) or without a dense
     vendor figure, and a TDP for superchips whose vendor gives only a board figure; the
-    model estimates them without that term (performance.py) and leaves a GPU without a TDP
+    model estimates them without that term (model/spec_estimator.py) and leaves a GPU without a TDP
     out of the cost of ownership (no electricity), never with a guessed value.
     """
     required = ("memory_gb", "memory_bandwidth_gbs")

@@ -4,17 +4,14 @@ import math
 import polars as pl
 import pytest
 
+from model.bridging import eight_bit_speedup
 from model.cloud import break_even_days, cloud_vs_buy
 from model.cost import best_market, electricity_usd_per_year, perf_per_dollar
 from model.debias import debias
 from model.nowcast import prices_today
 from model.parameters import ModelParameters, from_env
-from model.performance import (
-    eight_bit_speedup,
-    fit_log_performance,
-    place_on_anchor,
-    relative_performance,
-)
+from model.performance import relative_performance
+from model.performance_fit import fit_log_performance, place_on_anchor
 from model.prices import daily_prices
 
 DAY = dt.date(2026, 5, 20)

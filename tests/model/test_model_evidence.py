@@ -9,20 +9,20 @@ import numpy as np
 import polars as pl
 import pytest
 
+from model.bridging import eight_bit_speedup
 from model.debias import debias, mlperf_multi_node, select_comparable
 from model.parameters import ModelParameters
-from model.performance import (
-    _fit_spec,
-    eight_bit_speedup,
-    leave_one_gpu_out,
-    relative_performance,
-    spec_estimator,
-    spec_features,
-)
+from model.performance import relative_performance
 from model.plausibility import (
     form_factor_pairs,
     plausibility_problems,
     same_die_pairs,
+)
+from model.spec_estimator import (
+    _fit_spec,
+    leave_one_gpu_out,
+    spec_estimator,
+    spec_features,
 )
 from model.validation import eight_bit_checks
 

@@ -26,12 +26,9 @@ from model.fit import (
     with_interpolated_counts,
 )
 from model.parameters import ModelParameters, from_env
-from model.performance import (
-    REFERENCE_8BIT,
-    choose_spec_model,
-    leave_one_gpu_out,
-    relative_performance,
-)
+from model.performance import relative_performance
+from model.performance_rows import REFERENCE_8BIT
+from model.spec_estimator import choose_spec_model, leave_one_gpu_out
 from model.validation import (
     a100_v100_checks,
     inference_bridge_checks,

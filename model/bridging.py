@@ -1,0 +1,374 @@
+"""Inference relative performance: measured where benchmarked, bridged from a base otherwise.
+
+Inference (16- and 8-bit), `bridge`: measured where a GPU has results; a set of inference
+tables without the reference is placed through its GPUs whose base value (training for
+16-bit; 16-bit inference x the 8-bit tensor speedup for 8-bit) is itself measured. Other
+GPUs are bridged: base x the inference/base ratio of their family — vendor, then
+architecture for 16-bit; segment (consumer or data-center/professional), vendor, then
+architecture for 8-bit — each level pooled toward the one above and the top toward the
+mean of all measured GPUs (`pooled_ratio`; never counting the reference's ratio, 1 by
+definition), with an interval from the spread of those ratios and how few support it.
+With fewer than three measured ratios Dettmers' rule applies (inference ranks like
+training, ratio 1) and the row says so (`evidence` = `dettmers_rule`).
+
+8-bit tensor speed (`eight_bit_speedup`): the fastest 8-bit tensor rate the GPU has (INT8
+from Turing on, FP8 on Ada, Hopper, Blackwell and CDNA3+) over its fp16 tensor rate; 1
+(Dettmers: old GPUs run 8-bit at about their 16-bit speed, B536-553) where neither applies.
+"""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import polars as pl
+
+from model.fit import t975
+from model.performance_fit import measured_workload
+from model.performance_rows import log_row, reference_text, workload_frame
+from model.spec_estimator import spec_features
+
+FP8_ARCHITECTURES = ("ada", "hopper", "blackwell", "cdna3", "cdna4")
+INT8_ARCHITECTURES = ("turing", "ampere")
+
+# Pseudo-observations at the prior: each architecture's ratio is pooled toward the mean
+# ratio as if the mean had been seen this many more times, and the mean toward Dettmers'
+# ratio 1 likewise, so one measured GPU never sets an architecture's ratio alone.
+POOLING_PSEUDO_GPUS = 2.0
+MIN_BRIDGE_RATIOS = 3
+
+
+def pooled_ratio(ratios: list[tuple[float, tuple[str, ...]]], family: tuple[str, ...]) -> float:
+    """A GPU family's log inference/base ratio, partially pooled down a hierarchy.
+
+    `ratios` holds (log ratio, family) of measured GPUs, a family being a tuple of levels
+    from the broadest, e.g. (vendor, architecture). The mean of all ratios is shrunk
+    toward 0 (Dettmers' ratio 1), each level's ratios toward the level above, as if the
+    level above had been seen POOLING_PSEUDO_GPUS more times: one GPU never sets a family's
+    ratio alone, and a family without measured GPUs takes the nearest level that has some.
+    """
+    k = POOLING_PSEUDO_GPUS
+    level = sum(x for x, _ in ratios) / (len(ratios) + k)
+    for depth in range(1, len(family) + 1):
+        same = [x for x, f in ratios if f[:depth] == family[:depth]]
+        level = (sum(same) + k * level) / (len(same) + k)
+    return level
+
+
+def bridged_workload(
+    debiased: pl.DataFrame,
+    workload: str,
+    base: pl.DataFrame,
+    gpus: pl.DataFrame,
+    reference: str,
+    base_name: str,
+    levels: tuple[str, ...] = ("vendor", "architecture"),
+) -> pl.DataFrame:
+    """A workload measured on few GPUs, bridged from a base workload for the others.
+
+    `base` has gpu_id, base_log (log value relative to the reference), base_half (log
+    half-width of its 95 % interval, may be null) and base_measured (whether the base rests
+    on the GPU's own measurement). `levels` is the pooling hierarchy of the bridge's
+    ratios (`pooled_ratio`). See the module docstring.
+    """
+    measured = measured_workload(debiased, workload, reference)
+    families = spec_features(gpus).select("gpu_id", "segment", "vendor", "architecture")
+    base = base.join(families, on="gpu_id", how="left")
+    base_of = {r["gpu_id"]: r for r in base.iter_rows(named=True)}
+    ref_measured = measured.filter((pl.col("gpu_id") == reference) & pl.col("main"))
+    ref_log = ref_measured["log_perf"][0] if ref_measured.height else None
+    df = int(measured["df"].max()) if measured.height else 0
+    t = t975(df) if df >= 1 else None
+
+    placed = _place_reference_set(measured, ref_log, t)
+    level = _reference_set_level(placed, base_of, reference)
+    others = measured.filter(~pl.col("main")) if ref_log is not None else measured
+    placed.update(_place_other_sets(others, base_of, level, t))
+    bridge = _Bridge.fit(placed, base_of, reference, levels, workload, base_name)
+    rows = [
+        _measured_row(b["gpu_id"], placed[b["gpu_id"]], df)
+        if b["gpu_id"] in placed
+        else bridge.row(b)
+        for b in base.iter_rows(named=True)
+    ]
+    return _reference_is_one(
+        workload_frame(rows, workload), reference, workload, measured=ref_log is not None
+    )
+
+
+class _Placed(NamedTuple):
+    """A measured GPU on the reference's scale: log value, log half-width, its set, count."""
+
+    log: float
+    half: float | None
+    main: bool
+    n: int
+
+
+def _ratio(gpu: str, log: float, base_of: dict[str, dict], reference: str) -> float | None:
+    """A measured GPU's log ratio to its base; None where the base is not measured."""
+    b = base_of.get(gpu)
+    if gpu == reference or b is None or not b["base_measured"]:
+        return None  # the reference's ratio is 1 by definition, not evidence
+    return log - b["base_log"]
+
+
+def _place_reference_set(
+    measured: pl.DataFrame, ref_log: float | None, t: float | None
+) -> dict[str, _Placed]:
+    """Step 1, the reference's set: measured ratios to the reference, exact."""
+    placed: dict[str, _Placed] = {}
+    if ref_log is None:
+        return placed
+    for r in measured.filter(pl.col("main")).iter_rows(named=True):
+        half = t * r["log_se"] if t is not None and r["log_se"] is not None else None
+        placed[r["gpu_id"]] = _Placed(r["log_perf"] - ref_log, half, True, r["n_results"])
+    return placed
+
+
+def _reference_set_level(
+    placed: dict[str, _Placed], base_of: dict[str, dict], reference: str
+) -> float:
+    """The mean ratio of the reference's set, pooled toward Dettmers' ratio 1 (log 0)."""
+    main_ratios = [
+        x for g, p in placed.items() if (x := _ratio(g, p.log, base_of, reference)) is not None
+    ]
+    k = len(main_ratios)
+    return float(np.mean(main_ratios)) * k / (k + POOLING_PSEUDO_GPUS) if k else 0.0
+
+
+def _place_other_sets(
+    others: pl.DataFrame, base_of: dict[str, dict], level: float, t: float | None
+) -> dict[str, _Placed]:
+    """Step 2, the other sets, each shifted by one constant.
+
+    A set is placed so that the median ratio of its GPUs with a measured base equals the
+    reference set's pooled ratio `level`; a set without such a GPU is not placed.
+    """
+    placed: dict[str, _Placed] = {}
+    for (_,), part in others.sort("component", "gpu_id").group_by("component", maintain_order=True):
+        offsets = [
+            r["log_perf"] - base_of[r["gpu_id"]]["base_log"]
+            for r in part.iter_rows(named=True)
+            if r["gpu_id"] in base_of and base_of[r["gpu_id"]]["base_measured"]
+        ]
+        if not offsets:
+            continue
+        shift = level - float(np.median(offsets))
+        spread = float(np.std(offsets, ddof=1)) if len(offsets) >= 2 else None
+        for r in part.iter_rows(named=True):
+            half = _placing_half(r["log_se"], spread, len(offsets), t)
+            placed[r["gpu_id"]] = _Placed(r["log_perf"] + shift, half, False, r["n_results"])
+    return placed
+
+
+def _placing_half(
+    se: float | None, spread: float | None, n_offsets: int, t: float | None
+) -> float | None:
+    """Half-width of a placed set's GPU: its own error plus the error of the set's shift."""
+    if spread is None or se is None:
+        return None
+    return (t or 1.96) * float(np.sqrt(se**2 + spread**2 / n_offsets))
+
+
+@dataclass(frozen=True)
+class _Bridge:
+    """Step 3, the bridge: ratios of measured GPUs with a measured base, pooled down levels."""
+
+    ratios: list[tuple[float, tuple[str, ...]]]  # (log ratio, family) per measured GPU
+    sd: float | None  # the ratios' standard deviation, None with fewer than two
+    family_of: dict[str, tuple[str, ...]]
+    levels: tuple[str, ...]
+    workload: str
+    base_name: str
+
+    @classmethod
+    def fit(
+        cls,
+        placed: dict[str, _Placed],
+        base_of: dict[str, dict],
+        reference: str,
+        levels: tuple[str, ...],
+        workload: str,
+        base_name: str,
+    ) -> "_Bridge":
+        """The bridge of the placed GPUs' ratios, each GPU's family read from `base_of`."""
+        family_of = {g: tuple(r[level] for level in levels) for g, r in base_of.items()}
+        ratios = [
+            (x, family_of[g])
+            for g, p in placed.items()
+            if (x := _ratio(g, p.log, base_of, reference)) is not None
+        ]
+        values = np.array([x for x, _ in ratios])
+        sd = float(values.std(ddof=1)) if len(ratios) >= 2 else None
+        return cls(ratios, sd, family_of, levels, workload, base_name)
+
+    @property
+    def rule(self) -> bool:
+        """Too few measured ratios: Dettmers' rule (ratio 1) instead of the bridge."""
+        return len(self.ratios) < MIN_BRIDGE_RATIOS
+
+    def shift(self, gpu: str) -> tuple[float, float | None, int]:
+        """(log ratio, log half-width, measured GPUs of its family) for an unmeasured GPU."""
+        own = self.family_of[gpu]
+        n_arch = sum(1 for _, f in self.ratios if f == own)
+        if self.rule:
+            return 0.0, None, n_arch
+        pooled = pooled_ratio(self.ratios, own)
+        half = (
+            t975(len(self.ratios) - 1) * self.sd * np.sqrt(1 + 1 / (n_arch + POOLING_PSEUDO_GPUS))
+        )
+        return pooled, float(half), n_arch
+
+    def text(self, architecture: str, shift: float, n_arch: int) -> str:
+        """How an unmeasured GPU's value and interval were made."""
+        n_ratios = len(self.ratios)
+        if self.rule:
+            return (
+                f"Dettmers' rule ({self.workload} ranks like {self.base_name}, ratio 1): only "
+                f"{n_ratios} measured ratios; interval of the {self.base_name} value"
+            )
+        return (
+            f"{self.base_name} x the {architecture} ratio ({np.exp(shift):.3f}; "
+            f"{n_arch} of {n_ratios} measured GPUs share its {' / '.join(self.levels)}, "
+            f"pooled toward the levels above), interval "
+            f"with t({n_ratios - 1}) x the sd of the ratios ({self.sd:.3f} in logs)"
+        )
+
+    def row(self, b: dict) -> dict:
+        """The output row of an unmeasured GPU (`b`: its base row): base x its ratio."""
+        shift, half, n_arch = self.shift(b["gpu_id"])
+        base_half = b["base_half"]
+        total = float(np.sqrt(half**2 + (base_half or 0.0) ** 2)) if half is not None else base_half
+        text = self.text(b["architecture"], shift, n_arch) if total is not None else None
+        low = -total if total is not None else None
+        evidence = "dettmers_rule" if self.rule else "bridged"
+        return log_row(
+            b["gpu_id"], b["base_log"] + shift, low, total, "estimated", evidence, 0, text
+        )
+
+
+def _measured_row(gpu: str, p: _Placed, df: int) -> dict:
+    """The output row of a measured GPU, with its least-squares interval."""
+    if p.half is None:
+        return log_row(gpu, p.log, None, None, "measured", "measured", p.n, None)
+    what = (
+        f"least-squares standard error, t({df}) 95 %"
+        if p.main
+        else "least-squares standard error plus the placing error of its set, 95 %"
+    )
+    return log_row(gpu, p.log, -p.half, p.half, "measured", "measured", p.n, what)
+
+
+def _reference_is_one(
+    out: pl.DataFrame, reference: str, workload: str, measured: bool
+) -> pl.DataFrame:
+    """The reference is 1 by definition in every workload, with no interval of its own."""
+    ref_value = out.filter(pl.col("gpu_id") == reference)["value"]
+    if ref_value.len() and ref_value[0] != 1.0:
+        scale = ref_value[0]
+        out = out.with_columns(pl.col("value", "value_low", "value_high") / scale)
+    if measured:
+        return out
+    # Not measured: 1 by definition all the same.
+    is_ref = pl.col("gpu_id") == reference
+    return out.with_columns(
+        value_low=pl.when(is_ref).then(1.0).otherwise("value_low"),
+        value_high=pl.when(is_ref).then(1.0).otherwise("value_high"),
+        interval_method=pl.when(is_ref)
+        .then(pl.lit(reference_text(workload)))
+        .otherwise("interval_method"),
+    )
+
+
+def inference_16bit(
+    debiased: pl.DataFrame, training: pl.DataFrame, gpus: pl.DataFrame, reference: str
+) -> pl.DataFrame:
+    """16-bit inference: measured where benchmarked, else bridged from 16-bit training."""
+    base = training.select(
+        "gpu_id",
+        base_log=pl.col("value").log(),
+        base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
+        base_measured=pl.col("evidence") == "measured",
+    )
+    # Vendor, then architecture: a GeForce RTX 3090 and an A10 share the GA102 die, its
+    # tensor cores and kernels, so the architecture is the finest level with evidence.
+    return bridged_workload(
+        debiased,
+        "inference_16bit",
+        base,
+        gpus,
+        reference,
+        "16-bit training",
+        levels=("vendor", "architecture"),
+    )
+
+
+def eight_bit_speedup(gpus: pl.DataFrame) -> pl.DataFrame:
+    """8-bit over 16-bit tensor speed per GPU (module docstring) and its basis.
+
+    The GPU's fastest 8-bit tensor rate over its fp16 tensor rate: INT8 from Turing on,
+    FP8 from Ada (and CDNA3) on. Both rates as the spec sheet gives them: GeForce cards
+    list fp16 with fp32 accumulate at half rate and INT8 at full rate, so their 8-bit gain
+    is 4x against a data-center part's 2x; MLPerf Inference agrees (RTX 4090 0.5x an H100
+    in INT8 ResNet-50 against 0.27x in 16-bit training).
+    """
+    fp8 = pl.col("fp8_tensor_tflops") if "fp8_tensor_tflops" in gpus.columns else pl.lit(None)
+    int8 = pl.col("int8_tensor_tops") if "int8_tensor_tops" in gpus.columns else pl.lit(None)
+    fp16 = pl.col("fp16_tensor_tflops")
+    arch = pl.col("architecture")
+    fp8_rate = pl.when(arch.is_in(FP8_ARCHITECTURES) & (fp16 > 0)).then(fp8.cast(pl.Float64))
+    int8_rate = pl.when(arch.is_in(INT8_ARCHITECTURES + FP8_ARCHITECTURES) & (fp16 > 0)).then(
+        int8.cast(pl.Float64)
+    )
+    best = pl.max_horizontal(fp8_rate, int8_rate)
+    return gpus.select(
+        "gpu_id",
+        speedup=pl.when(best.is_not_null()).then(best / fp16).otherwise(1.0).cast(pl.Float64),
+        speedup_basis=pl.when(fp8_rate.is_not_null() & (fp8_rate >= int8_rate.fill_null(0)))
+        .then(pl.lit("fp8/fp16 tensor"))
+        .when(int8_rate.is_not_null())
+        .then(pl.lit("int8/fp16 tensor"))
+        .otherwise(pl.lit("none (8-bit at 16-bit speed)")),
+    )
+
+
+def inference_8bit(
+    debiased: pl.DataFrame,
+    inference_16bit: pl.DataFrame,
+    gpus: pl.DataFrame,
+    reference: str,
+    training: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """8-bit inference: measured (int8/fp8 tables) where benchmarked, else bridged.
+
+    The bridge's base is 16-bit inference x the GPU's 8-bit tensor speedup relative to the
+    reference's.
+    """
+    speed = eight_bit_speedup(gpus)
+    ref_speed = speed.filter(pl.col("gpu_id") == reference)["speedup"][0]
+    # The base rests on the GPU's own measurement when its 16-bit inference is measured or
+    # bridged from its measured training (an RTX 4090 measured in 8 bits only).
+    trained = (
+        training.filter(pl.col("evidence") == "measured")["gpu_id"].to_list()
+        if training is not None
+        else []
+    )
+    base = inference_16bit.join(speed, on="gpu_id").select(
+        "gpu_id",
+        base_log=pl.col("value").log() + (pl.col("speedup") / ref_speed).log(),
+        base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
+        base_measured=(pl.col("evidence") == "measured")
+        | ((pl.col("evidence") == "bridged") & pl.col("gpu_id").is_in(trained)),
+    )
+    # Segment first: the speedup reads the spec sheets, whose fp16 rate is half-rate on
+    # GeForce cards, so a measured GeForce 8-bit ratio speaks for the other GeForce cards,
+    # not for a data-center part of the same architecture.
+    return bridged_workload(
+        debiased,
+        "inference_8bit",
+        base,
+        gpus,
+        reference,
+        "16-bit inference x 8-bit tensor speedup",
+        levels=("segment", "vendor", "architecture"),
+    )
