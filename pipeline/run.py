@@ -23,7 +23,7 @@ from reports.dataset import prepare_dataset
 from reports.report import HEADLINE_WAYS, headline
 from reports.verdict import OPTIONS
 from sources.bundled import read_retail_observations
-from warehouse.publish import open_published
+from warehouse.export import open_published
 
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"

@@ -20,7 +20,7 @@ from model.comparison import comparison_table
 from model.llm import decode_roofline, leave_one_gpu_out
 from model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
 from reports.report import markdown_table
-from warehouse.publish import default_published_dir
+from warehouse.release import default_published_dir
 
 BEGIN = "<!-- BEGIN generated: validation (python -m reports.methodology --update-docs) -->"
 END = "<!-- END generated: validation -->"

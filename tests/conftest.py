@@ -14,7 +14,7 @@ from pipeline.run import build_into, snapshot_days
 from sources.archive import Archive
 from sources.bundled import DATA_DIR
 from warehouse.db import row_counts
-from warehouse.publish import open_published
+from warehouse.export import open_published
 
 # A second night: the bundled snapshot's newest partition day alone, as the nightly job
 # runs it. Tests that change an input and run again use it instead of re-materializing

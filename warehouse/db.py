@@ -14,7 +14,7 @@ import polars as pl
 SCHEMA_DIR = Path(__file__).parent / "schema"
 _MIGRATION_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 
-# How the published snapshot lays out each table (warehouse/publish.py). A table with one of
+# How the published snapshot lays out each table (warehouse/export.py). A table with one of
 # these date columns only grows by dated units (a day of observations, a run date), so it
 # is published as one Parquet file per month of that column and a night rewrites only the
 # months it touched; the first column present wins. Every other table is small and is
@@ -187,7 +187,7 @@ def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Row count of every table and view in the main schema.
 
     Views count too: in the published snapshot the month-partitioned tables are views over
-    their Parquet files (warehouse/publish.py).
+    their Parquet files (warehouse/export.py).
     """
     tables = con.sql(
         "SELECT table_name FROM information_schema.tables "

@@ -9,7 +9,8 @@ import sys
 import duckdb
 import polars as pl
 
-from warehouse.publish import default_published_dir, open_published
+from warehouse.export import open_published
+from warehouse.release import default_published_dir
 
 
 def main(argv: list[str] | None = None) -> int:

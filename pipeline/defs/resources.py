@@ -14,7 +14,7 @@ from pydantic import Field
 from model.parameters import ModelParameters, from_env, with_overrides
 from sources.bundled import DATA_DIR
 from warehouse.db import migrate
-from warehouse.publish import default_published_dir, releases_dir_for
+from warehouse.release import default_published_dir, releases_dir_for
 
 # Only one step may hold the warehouse's write lock at a time.
 WAREHOUSE_POOL = "gpuvalue_warehouse"
@@ -32,7 +32,7 @@ class GpuvalueSettings(dg.ConfigurableResource):
     # GPUVALUE_PUBLISHED_DIR sets the default, as for `make query` and `make docs`.
     published_dir: str = Field(default_factory=lambda: str(default_published_dir()))
     # Where releases (site + published warehouse, swapped together) are kept; empty means
-    # `releases/` beside the published folder (warehouse/publish.py).
+    # `releases/` beside the published folder (warehouse/release.py).
     releases_dir: str = ""
     # Fix the run date (YYYY-MM-DD); empty means the newest observation day in the warehouse.
     as_of: str = ""

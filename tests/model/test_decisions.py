@@ -15,7 +15,7 @@ from pipeline.defs.model.assets import benchmark_debiased, relative_performance
 from pipeline.defs.model.decisions import sensitivity
 from pipeline.defs.resources import GpuvalueSettings
 from tests.conftest import rerun_model
-from warehouse.publish import open_published
+from warehouse.export import open_published
 
 DEFAULTS = ModelParameters()
 

@@ -38,7 +38,7 @@ from model.validation import (
 )
 from sources.benchmarks.flags import SUPER_LINEAR_TOLERANCE
 from sources.bundled import DATA_DIR, read_benchmark_figures
-from warehouse.publish import open_published
+from warehouse.export import open_published
 
 DAY = dt.date(2026, 5, 20)
 PARAMS = ModelParameters()

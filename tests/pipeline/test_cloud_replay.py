@@ -7,7 +7,7 @@ import pytest
 
 from sources.bundled import DATA_DIR, read_cloud_offers
 from sources.cloud.snapshot import RENDERED, render, replay, replay_bundled
-from warehouse.publish import open_published
+from warehouse.export import open_published
 
 COLUMNS = [
     "observed_at",

@@ -18,7 +18,7 @@ from pipeline.defs.partitions import CLOUD_PROVIDERS
 from tests.conftest import build, copy_build
 from tests.paths import FIXTURES_ROOT
 from warehouse.db import row_counts
-from warehouse.publish import open_published
+from warehouse.export import open_published
 
 CAPTCHA = FIXTURES_ROOT / "retail" / "amazon" / "captcha_classic.html"
 

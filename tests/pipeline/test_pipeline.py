@@ -7,7 +7,7 @@ from sources.tables import BadInputError
 from tests.conftest import NIGHT, build, copy_build
 from tests.paths import FIXTURES_ROOT
 from warehouse.db import row_counts
-from warehouse.publish import open_published, parquet_files
+from warehouse.export import open_published, parquet_files
 
 FIXTURES = FIXTURES_ROOT / "retail"
 PUBLISHED_TABLES = [

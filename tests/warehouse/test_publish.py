@@ -29,17 +29,11 @@ from pipeline.defs.report.assets import published_warehouse
 from pipeline.defs.resources import GpuvalueSettings
 from reports.site import render_index
 from tests.conftest import copy_build
-from warehouse import publish as publish_module
+from warehouse import release as release_module
 from warehouse.db import connect, replace_rows, row_counts
-from warehouse.publish import (
-    CURRENT,
-    PublishError,
-    SiteVersion,
-    current_release,
-    open_published,
-    parquet_files,
-    publish,
-)
+from warehouse.export import open_published, parquet_files
+from warehouse.publish import publish
+from warehouse.release import CURRENT, PublishError, SiteVersion, current_release
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -159,7 +153,7 @@ def test_publish_refuses_a_second_publisher(tmp_path):
     con = connect(tmp_path / "w.duckdb")
     out = tmp_path / "published"
     publish(con, out)
-    with publish_module._lock(tmp_path / "releases"):
+    with release_module.lock(tmp_path / "releases"):
         with pytest.raises(PublishError, match="another publish"):
             publish(con, out)
 
@@ -222,7 +216,8 @@ from pathlib import Path
 import duckdb
 
 from reports.site import render_index
-from warehouse.publish import SiteVersion, publish
+from warehouse.publish import publish
+from warehouse.release import SiteVersion
 
 root, version = Path(sys.argv[1]), sys.argv[2]
 releases = Path(sys.argv[3]) if len(sys.argv) > 3 else None
@@ -393,7 +388,7 @@ def test_disk_full_mid_publish_keeps_the_previous_release_and_says_so(
     else:
         # No right to mount a small filesystem here: the write step itself raises ENOSPC
         # after a few files, as a full disk would make it.
-        wrote = publish_module._Tally.wrote
+        wrote = release_module.Tally.wrote
         calls = {"n": 0}
 
         def full_disk(self, path):
@@ -402,7 +397,7 @@ def test_disk_full_mid_publish_keeps_the_previous_release_and_says_so(
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
             return wrote(self, path)
 
-        monkeypatch.setattr(publish_module._Tally, "wrote", full_disk)
+        monkeypatch.setattr(release_module.Tally, "wrote", full_disk)
 
     failed = next_run(root, site=disk / "site", published=disk / "published")
     assert not failed.success

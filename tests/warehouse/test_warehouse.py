@@ -13,7 +13,8 @@ from warehouse.db import (
     schema_version,
     table_columns,
 )
-from warehouse.publish import open_published, publish
+from warehouse.export import open_published
+from warehouse.publish import publish
 
 CORE_TABLES = {
     "gpus",

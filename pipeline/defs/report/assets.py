@@ -24,7 +24,8 @@ from reports.figures import render_site_charts
 from reports.methodology import load_methodology_data, render_methodology_markdown
 from reports.pages import add_version_files, render_report_markdown, write_version
 from reports.site import render_index, render_version
-from warehouse.publish import SiteVersion, publish
+from warehouse.publish import publish
+from warehouse.release import SiteVersion
 
 
 def _build_dir(settings: GpuvalueSettings, run_date) -> Path:
