@@ -21,9 +21,14 @@ Suspect figures are kept and flagged, never dropped; the model ignores flagged r
 A "table" is one source x era x citation x task x precision: the figures measured the
 same way. MLPerf cites each system's result separately, so there the table is the round
 (source x era x task x precision): systems of one round are compared with each other.
+
+Each computed flag is one `FlagRule` in `RULES` (its name, when it applies, its reason);
+`MEASURES` add the columns the rules read. Adding a flag is adding a rule.
 """
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -33,10 +38,29 @@ PARSE_FLAGS = ("missing", "no_batch_size")
 TABLE = ["source", "software_era", "_table", "task", "precision"]
 # Sources whose citation names one system's result, not a table: their table is the round.
 ROUND_IS_TABLE = ("mlperf",)
+# The runs of one table, GPU and model compared for scaling.
+SCALING_GROUP = TABLE + ["gpu_id", "model"]
 
 
-def _nonempty(expr: pl.Expr) -> pl.Expr:
-    return pl.when(expr.is_not_null() & (expr != "")).then(expr)
+@dataclass(frozen=True)
+class Limits:
+    """How far a figure may stray before it is flagged."""
+
+    super_linear_tolerance: float = SUPER_LINEAR_TOLERANCE
+    outlier_factor: float = OUTLIER_FACTOR
+
+
+@dataclass(frozen=True)
+class FlagRule:
+    """One computed flag: the rows it applies to and the detail that says why.
+
+    Both are expressions over the rows with the `MEASURES` columns; a null `applies` is
+    False. The detail starts with "[name]" so a rerun can tell it from the parse-time ones.
+    """
+
+    name: str
+    applies: Callable[[Limits], pl.Expr]
+    reason: Callable[[Limits], pl.Expr]
 
 
 def flag_benchmarks(
@@ -48,24 +72,67 @@ def flag_benchmarks(
 
     Parse-time flags already in `flags` (missing, no_batch_size) are kept with their detail;
     every other flag is recomputed from the rows, so running this twice changes nothing.
+    The computed flags are `RULES`, their details listed in the rules' order.
     """
+    limits = Limits(super_linear_tolerance, outlier_factor)
+    rows = _with_flag_columns(rows)
+    frame = _prepare(rows)
+    for measure in MEASURES:
+        frame = measure(frame, limits)
+    frame = frame.with_columns(
+        rule.applies(limits).fill_null(False).alias(_applies(rule)) for rule in RULES
+    )
+    empty = pl.lit([], dtype=pl.List(pl.Utf8))
+    flags = pl.concat_list(
+        pl.col("_parse_flags"),
+        *(pl.when(_applies(r)).then(pl.lit([r.name])).otherwise(empty) for r in RULES),
+    )
+    details = pl.concat_list(
+        pl.col("_parse_detail"),
+        *(
+            pl.when(_applies(r)).then(pl.concat_list(r.reason(limits))).otherwise(empty)
+            for r in RULES
+        ),
+    )
+    out = frame.with_columns(
+        flags=flags.list.eval(pl.element().filter(pl.element() != ""))
+        .list.unique()
+        .list.sort()
+        .list.join(","),
+        flag_detail=details.list.eval(pl.element().filter(pl.element() != "")).list.join("; "),
+    )
+    return out.sort("_row").select(rows.columns)
+
+
+def _applies(rule: FlagRule) -> str:
+    return f"_is_{rule.name}"
+
+
+def _with_flag_columns(rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with empty `flags` and `flag_detail` when they have none yet."""
     if "flags" not in rows.columns:
         rows = rows.with_columns(flags=pl.lit("", dtype=pl.Utf8))
     if "flag_detail" not in rows.columns:
         rows = rows.with_columns(flag_detail=pl.lit("", dtype=pl.Utf8))
+    return rows
+
+
+def _prepare(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows numbered, with their table, parse-time flags and detail, per-GPU throughput."""
     keep = (
         pl.col("flags")
         .fill_null("")
         .str.split(",")
         .list.eval(pl.element().filter(pl.element().is_in(PARSE_FLAGS)))
     )
+    # Computed flags' details start with "[name]"; they are dropped and recomputed.
     detail_keep = (
         pl.col("flag_detail")
         .fill_null("")
         .str.split("; ")
         .list.eval(pl.element().filter(~pl.element().str.starts_with("[")))
     )
-    frame = rows.with_row_index("_row").with_columns(
+    return rows.with_row_index("_row").with_columns(
         _table=pl.when(pl.col("source").is_in(ROUND_IS_TABLE))
         .then(pl.lit(""))
         .otherwise(pl.col("citation")),
@@ -74,7 +141,13 @@ def flag_benchmarks(
         _valid=pl.col("throughput").is_not_null() & (pl.col("throughput") > 0),
         _per_gpu=pl.col("throughput") / pl.col("num_gpus"),
     )
-    # Outliers: position of the GPU on this model vs its position on its other models.
+
+
+# --- outlier: position of the GPU on this model vs its position on its other models ------
+
+
+def _outlier_scores(frame: pl.DataFrame, limits: Limits) -> pl.DataFrame:
+    """`_dev`: log distance of the GPU from its usual level, with `_n_gpus`, `_n_models`."""
     workload = (
         pl.when(pl.col("task") == "inference")
         .then(
@@ -100,20 +173,37 @@ def flag_benchmarks(
         .with_columns(_dev=pl.col("_rel") - pl.col("_level"))
         .select("_row", "_dev", "_n_gpus", "_n_models")
     )
-    frame = frame.join(scored, on="_row", how="left")
-    frame = frame.with_columns(
-        _out=(
-            (pl.col("_n_gpus") >= 3)
-            & (pl.col("_n_models") >= 3)
-            & (pl.col("_dev").abs() > math.log(outlier_factor))
-        ).fill_null(False)
+    return frame.join(scored, on="_row", how="left")
+
+
+def _outlier(limits: Limits) -> pl.Expr:
+    # >= 3 GPUs and >= 3 models, so a GPU that is simply fast is never an outlier.
+    return (
+        (pl.col("_n_gpus") >= 3)
+        & (pl.col("_n_models") >= 3)
+        & (pl.col("_dev").abs() > math.log(limits.outlier_factor))
     )
 
-    # Scaling: n-GPU runs against the smallest run of the same table, GPU and model, at the
-    # same per-GPU batch size when the smallest run has one (batch sweeps publish several).
-    # An outlier never serves as the reference (its siblings would look super-linear).
-    group = TABLE + ["gpu_id", "model"]
-    valid = frame.filter(pl.col("_valid") & ~pl.col("_out"))
+
+def _outlier_reason(limits: Limits) -> pl.Expr:
+    return pl.format(
+        "[outlier] {}x off this GPU's level on its other models in the table",
+        pl.col("_dev").exp().round(2),
+    )
+
+
+# --- scaling: n-GPU runs against the smallest run of the same table, GPU and model --------
+
+
+def _scaling_reference(frame: pl.DataFrame, limits: Limits) -> pl.DataFrame:
+    """The smallest run's GPU count, per-GPU throughput and batch sizes, joined to each row.
+
+    At the same per-GPU batch size when the smallest run has one (batch sweeps publish
+    several). An outlier never serves as the reference (its siblings would look
+    super-linear).
+    """
+    group = SCALING_GROUP
+    valid = frame.filter(pl.col("_valid") & ~_outlier(limits).fill_null(False))
     smallest = valid.with_columns(_base_n=pl.col("num_gpus").min().over(group)).filter(
         pl.col("num_gpus") == pl.col("_base_n")
     )
@@ -127,66 +217,67 @@ def flag_benchmarks(
         .group_by(group + ["batch_size_per_gpu"])
         .agg(_same_bs_per_gpu=pl.col("_per_gpu").median())
     )
-    frame = frame.join(base, on=group, how="left", nulls_equal=True).join(
+    return frame.join(base, on=group, how="left", nulls_equal=True).join(
         same_bs, on=group + ["batch_size_per_gpu"], how="left", nulls_equal=True
     )
-    ratio = pl.col("_per_gpu") / pl.coalesce("_same_bs_per_gpu", "_base_per_gpu")
+
+
+def _scaling_ratio() -> pl.Expr:
+    return pl.col("_per_gpu") / pl.coalesce("_same_bs_per_gpu", "_base_per_gpu")
+
+
+def _super_linear(limits: Limits) -> pl.Expr:
     # A run at a bigger per-GPU batch than every smallest run may legitimately do more per
     # GPU (Dettmers: ~13.6 % per doubling), so it is flagged batch_changed, not super_linear.
     bigger_batch = pl.col("_same_bs_per_gpu").is_null() & (
         pl.col("batch_size_per_gpu") > pl.col("_base_bs").list.min()
     )
-    super_linear = (
+    return (
         pl.col("_valid")
         & (pl.col("num_gpus") > pl.col("_base_n"))
-        & (ratio > super_linear_tolerance)
+        & (_scaling_ratio() > limits.super_linear_tolerance)
         & ~bigger_batch.fill_null(False)
-    ).fill_null(False)
-    batch_changed = (
+    )
+
+
+def _super_linear_reason(limits: Limits) -> pl.Expr:
+    return pl.format(
+        "[super_linear] {} GPUs give {}x the per-GPU throughput of the {}-GPU run",
+        pl.col("num_gpus"),
+        _scaling_ratio().round(2),
+        pl.col("_base_n"),
+    )
+
+
+def _batch_changed(limits: Limits) -> pl.Expr:
+    return (
         (pl.col("num_gpus") > pl.col("_base_n"))
         & pl.col("batch_size_per_gpu").is_not_null()
         & (pl.col("_base_bs").list.len() > 0)
         & pl.col("_same_bs_per_gpu").is_null()
-    ).fill_null(False)
+    )
 
-    frame = frame.with_columns(_sl=super_linear, _bc=batch_changed)
-    empty = pl.lit([], dtype=pl.List(pl.Utf8))
-    computed_flags = pl.concat_list(
-        pl.when("_sl").then(pl.lit(["super_linear"])).otherwise(empty),
-        pl.when("_bc").then(pl.lit(["batch_changed"])).otherwise(empty),
-        pl.when("_out").then(pl.lit(["outlier"])).otherwise(empty),
-    )
-    sl_text = pl.format(
-        "[super_linear] {} GPUs give {}x the per-GPU throughput of the {}-GPU run",
-        pl.col("num_gpus"),
-        ratio.round(2),
-        pl.col("_base_n"),
-    )
-    bc_text = pl.format(
+
+def _batch_changed_reason(limits: Limits) -> pl.Expr:
+    return pl.format(
         "[batch_changed] batch {}/GPU vs {}/GPU on {} GPU(s)",
         pl.col("batch_size_per_gpu"),
         pl.col("_base_bs").cast(pl.List(pl.Utf8)).list.join(" or "),
         pl.col("_base_n"),
     )
-    out_text = pl.format(
-        "[outlier] {}x off this GPU's level on its other models in the table",
-        pl.col("_dev").exp().round(2),
-    )
-    details = pl.concat_list(
-        pl.col("_parse_detail"),
-        pl.when("_sl").then(pl.concat_list(sl_text)).otherwise(empty),
-        pl.when("_bc").then(pl.concat_list(bc_text)).otherwise(empty),
-        pl.when("_out").then(pl.concat_list(out_text)).otherwise(empty),
-    )
-    out = frame.with_columns(
-        flags=pl.concat_list(pl.col("_parse_flags"), computed_flags)
-        .list.eval(pl.element().filter(pl.element() != ""))
-        .list.unique()
-        .list.sort()
-        .list.join(","),
-        flag_detail=details.list.eval(pl.element().filter(pl.element() != "")).list.join("; "),
-    )
-    return out.sort("_row").select(rows.columns)
+
+
+# The columns the rules read, added in order (the scaling reference leaves outliers out).
+MEASURES: tuple[Callable[[pl.DataFrame, Limits], pl.DataFrame], ...] = (
+    _outlier_scores,
+    _scaling_reference,
+)
+# The computed flags; a row's details follow this order.
+RULES = (
+    FlagRule("super_linear", _super_linear, _super_linear_reason),
+    FlagRule("batch_changed", _batch_changed, _batch_changed_reason),
+    FlagRule("outlier", _outlier, _outlier_reason),
+)
 
 
 def flag_counts(rows: pl.DataFrame) -> dict[str, int]:

@@ -202,155 +202,264 @@ def parse_dle_readme(
         raise MalformedFile(f"{readme_path} is not UTF-8 text: {exc}") from exc
     tables = _tables(text)
     titles = [m.group(1) for m in re.finditer(r"^#\s+(.+)$", text, re.M)]
-    title = _model_of(_clean(titles[0])) if titles else ""
+    readme = _Readme(
+        title=_model_of(_clean(titles[0])) if titles else "",
+        path=readme_path,
+        as_of=as_of,
+        era=software_era,
+        prefix=citation_prefix,
+        source_file=source_file,
+        known=known,
+    )
     result = ParsedTable()
     perf = [t for t in tables if any("performance" in h.lower() for h in t.headings)]
     if not perf:
         raise MalformedFile(f"{readme_path}: no Markdown table under a 'Performance' heading")
     for table in perf:
-        _read_table(
-            table,
-            title,
-            readme_path,
-            as_of,
-            software_era,
-            citation_prefix,
-            source_file,
-            known,
-            result,
-        )
+        _read_table(table, readme, result)
     return result
 
 
-def _read_table(table, title, readme_path, as_of, era, prefix, source_file, known, result):
+@dataclass(frozen=True)
+class _Readme:
+    """What holds for every table of one README."""
+
+    title: str  # the model named by the README's first heading ("ResNet50")
+    path: str
+    as_of: dt.date
+    era: str  # for tables whose section names no NGC container
+    prefix: str  # repository (and commit) cited
+    source_file: str
+    known: frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Where a table keeps each fact (None: the table has no such column)."""
+
+    gpus: int | None
+    batch: int | None
+    precision: int | None
+    model: int | None
+    seq: int | None  # sequence length, part of the model slug
+    throughput: list[int]  # one record per row and throughput column
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What a table states once for all its rows."""
+
+    task: str
+    gpu: str
+    system: str
+    software_era: str
+    section: str  # the nearest heading, cited
+    heading_precision: str | None
+    pretraining: bool
+    header: list[str]
+    columns: _Columns
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What one row states for all its throughput cells."""
+
+    cells: list[str]
+    model: str
+    workload: str
+    default_unit: str
+    num_gpus: int
+    sizes: dict[str, int] | int | None  # see _batch_sizes
+
+
+class _Skip(Exception):
+    """A table, row or cell the README does not state enough about; the reason is counted."""
+
+
+def _read_table(table: _Table, readme: _Readme, result: ParsedTable) -> None:
+    try:
+        setting = _setting(table, readme)
+    except _Skip as skip:
+        result.skipped[str(skip)] += len(table.rows)
+        return
+    for cells in table.rows:
+        if len(cells) != len(table.header):
+            result.skipped["row with a different number of cells"] += 1
+            continue
+        try:
+            row = _row(cells, setting, readme.title)
+        except _Skip as skip:
+            result.skipped[str(skip)] += len(setting.columns.throughput)
+            continue
+        for col in setting.columns.throughput:
+            try:
+                result.records.append(_record(col, row, setting, readme))
+            except _Skip as skip:
+                result.skipped[str(skip)] += 1
+
+
+def _setting(table: _Table, readme: _Readme) -> _Setting:
+    """The table's task, GPU, era and columns; raises _Skip when one is not stated."""
     nearest_first = table.headings[::-1]
-    task = next(
-        (
-            "inference" if "inference" in h.lower() else "training"
-            for h in nearest_first
-            if re.search(r"inference|training", h, re.I)
-        ),
-        None,
-    )
-    header = table.header
+    task = _task_of(nearest_first)
     if task is None:
-        result.skipped["table is neither training nor inference"] += len(table.rows)
-        return
-    if _column(header, r"^(?:num(?:ber of)?\s+)?nodes\b") is not None:
-        result.skipped["multi-node scaling table"] += len(table.rows)
-        return
-    gpu, system = None, ""
+        raise _Skip("table is neither training nor inference")
+    if _column(table.header, r"^(?:num(?:ber of)?\s+)?nodes\b") is not None:
+        raise _Skip("multi-node scaling table")
+    gpu, system = _gpu_of(nearest_first, table.text_before, readme.known)
+    if gpu is None:
+        raise _Skip("no known GPU in the headings")
+    columns = _columns(table.header)
+    if not columns.throughput:
+        raise _Skip("no throughput column")
+    if task == "training" and columns.gpus is None:
+        raise _Skip("training table without a GPUs column")
+    return _Setting(
+        task=task,
+        gpu=gpu,
+        system=system,
+        software_era=_software_era(table.text_before, readme.era),
+        section=nearest_first[0],
+        heading_precision=_precision_in(nearest_first[0]),
+        pretraining=any(re.search(r"pre-?training", h, re.I) for h in nearest_first[:2]),
+        header=table.header,
+        columns=columns,
+    )
+
+
+def _task_of(nearest_first: list[str]) -> str | None:
+    """The nearest heading naming "inference" or "training"."""
+    for heading in nearest_first:
+        if re.search(r"inference|training", heading, re.I):
+            return "inference" if "inference" in heading.lower() else "training"
+    return None
+
+
+def _gpu_of(
+    nearest_first: list[str], text_before: str, known: frozenset[str] | None
+) -> tuple[str | None, str]:
+    """(gpu_id, system) from the nearest heading naming a system, else the section's sentence."""
     for heading in nearest_first:
         gpu = system_gpu_id(heading, known)
         if gpu is not None:
-            system = heading.split(": ", 1)[-1]  # "Training performance: NVIDIA DGX-1 ..."
-            break
-    if gpu is None:
-        sentence = re.search(r"\bon\s+(?:a\s+|an\s+)?(NVIDIA[^.]*?)(?:\.|$)", table.text_before)
-        if sentence:
-            gpu = system_gpu_id(sentence.group(1), known)
-            system = sentence.group(1)
-    if gpu is None:
-        result.skipped["no known GPU in the headings"] += len(table.rows)
-        return
-    container = _CONTAINER.search(table.text_before) or _CONTAINER_NAME.search(table.text_before)
-    software_era = f"dle-{container.group(1)}" if container else era
-    gpus_col = _column(header, r"^#?\s*(?:num(?:ber of)?\s+)?gpus?\b(?!\s*/)")
-    batch_col = _column(header, r"^batch\s*size")
-    precision_col = _column(header, r"^precision$")
-    model_col = _column(header, r"^model$")
-    seq_col = _column(header, r"^seq(?:uence)?\s*len")
-    throughput_cols = [
-        i
-        for i, name in enumerate(header)
-        if re.search(r"throughput", name, re.I) and not re.search(r"speedup|scaling", name, re.I)
-    ]
-    if not throughput_cols:
-        result.skipped["no throughput column"] += len(table.rows)
-        return
-    if task == "training" and gpus_col is None:
-        result.skipped["training table without a GPUs column"] += len(table.rows)
-        return
-    heading_precision = next(
-        (p for p in (_precision_in(h) for h in nearest_first[:1]) if p is not None), None
+            return gpu, heading.split(": ", 1)[-1]  # "Training performance: NVIDIA DGX-1 ..."
+    sentence = re.search(r"\bon\s+(?:a\s+|an\s+)?(NVIDIA[^.]*?)(?:\.|$)", text_before)
+    if sentence:
+        return system_gpu_id(sentence.group(1), known), sentence.group(1)
+    return None, ""
+
+
+def _software_era(text_before: str, era: str) -> str:
+    """The era "dle-<NGC container>" from the section's container sentence, else `era`."""
+    container = _CONTAINER.search(text_before) or _CONTAINER_NAME.search(text_before)
+    return f"dle-{container.group(1)}" if container else era
+
+
+def _columns(header: list[str]) -> _Columns:
+    return _Columns(
+        gpus=_column(header, r"^#?\s*(?:num(?:ber of)?\s+)?gpus?\b(?!\s*/)"),
+        batch=_column(header, r"^batch\s*size"),
+        precision=_column(header, r"^precision$"),
+        model=_column(header, r"^model$"),
+        seq=_column(header, r"^seq(?:uence)?\s*len"),
+        throughput=[
+            i
+            for i, name in enumerate(header)
+            if re.search(r"throughput", name, re.I)
+            and not re.search(r"speedup|scaling", name, re.I)
+        ],
     )
-    section = nearest_first[0]
-    pretraining = any(re.search(r"pre-?training", h, re.I) for h in nearest_first[:2])
-    for row in table.rows:
-        if len(row) != len(header):
-            result.skipped["row with a different number of cells"] += 1
-            continue
-        family = title
-        if model_col is not None and row[model_col]:
-            family = f"{title} {row[model_col]}" if title else row[model_col]
-        info = model_info(family.replace(" ", "_")) or model_info(family)
-        if info is None:
-            result.skipped[f"model {family!r} has no workload class"] += len(throughput_cols)
-            continue
-        model, workload, default_unit = info
-        if pretraining:
-            model += "_pretraining"
-        if seq_col is not None and row[seq_col].strip().isdigit():
-            model += f"_seq{row[seq_col].strip()}"
-        if gpus_col is not None:
-            count = _number(row[gpus_col])
-            if count is None or count < 1 or count != int(count):
-                result.skipped["GPU count not a whole number"] += len(throughput_cols)
-                continue
-            num_gpus = int(count)
-        else:
-            num_gpus = 1
-        sizes = _batch_sizes(row[batch_col], header[batch_col]) if batch_col is not None else None
-        for col in throughput_cols:
-            precision = (
-                _precision_in(header[col])
-                or (_precision_in(row[precision_col]) if precision_col is not None else None)
-                or heading_precision
-            )
-            if precision is None:
-                result.skipped["no precision in the header, row or heading"] += 1
-                continue
-            if precision == "fp32":
-                precision = fp32_precision(gpu) if "tf32" not in header[col].lower() else "tf32"
-            value = _number(row[col])
-            if value is None:
-                result.skipped["throughput cell is not a number"] += 1
-                continue
-            unit_text = re.search(r"\(([^)]*/[^)]*)\)", header[col])
-            cell_unit = re.search(r"[\d.]\s*([A-Za-z]+/[A-Za-z]+)", row[col])
-            unit = (
-                (normalize_unit(unit_text.group(1)) if unit_text else None)
-                or (normalize_unit(cell_unit.group(1)) if cell_unit else None)
-                or default_unit
-            )
-            if isinstance(sizes, dict):
-                key = "fp16" if precision in ("fp16", "bf16") else precision
-                batch = sizes.get(key) or (sizes.get("fp32") if key == "tf32" else None)
-            else:
-                batch = sizes
-            flags, details = [], []
-            if batch is None:
-                flags.append("no_batch_size")
-                details.append("the table gives no batch size per GPU")
-            result.records.append(
-                BenchmarkRecord(
-                    source=SOURCE,
-                    gpu=gpu,
-                    gpu_name=system,
-                    system=system,
-                    model=model,
-                    workload_class=workload,
-                    task=task,
-                    precision=precision,
-                    num_gpus=num_gpus,
-                    batch_size_per_gpu=batch,
-                    throughput=value,
-                    unit=unit,
-                    software_era=software_era,
-                    as_of=as_of,
-                    citation=f"{prefix} {readme_path} § {section}",
-                    source_file=source_file,
-                    flags=tuple(flags),
-                    flag_detail=tuple(details),
-                )
-            )
+
+
+def _row(cells: list[str], setting: _Setting, title: str) -> _Row:
+    """The row's model and GPU count; raises _Skip when either is unusable."""
+    columns = setting.columns
+    family = title
+    if columns.model is not None and cells[columns.model]:
+        family = f"{title} {cells[columns.model]}" if title else cells[columns.model]
+    info = model_info(family.replace(" ", "_")) or model_info(family)
+    if info is None:
+        raise _Skip(f"model {family!r} has no workload class")
+    model, workload, default_unit = info
+    if setting.pretraining:
+        model += "_pretraining"
+    if columns.seq is not None and cells[columns.seq].strip().isdigit():
+        model += f"_seq{cells[columns.seq].strip()}"
+    num_gpus = 1  # an inference table without a GPUs column ran on one GPU
+    if columns.gpus is not None:
+        count = _number(cells[columns.gpus])
+        if count is None or count < 1 or count != int(count):
+            raise _Skip("GPU count not a whole number")
+        num_gpus = int(count)
+    batch = columns.batch
+    sizes = _batch_sizes(cells[batch], setting.header[batch]) if batch is not None else None
+    return _Row(cells, model, workload, default_unit, num_gpus, sizes)
+
+
+def _record(col: int, row: _Row, setting: _Setting, readme: _Readme) -> BenchmarkRecord:
+    """The record of one throughput cell; raises _Skip when its precision or value is missing."""
+    header = setting.header[col]
+    precision = _cell_precision(header, row.cells, setting)
+    value = _number(row.cells[col])
+    if value is None:
+        raise _Skip("throughput cell is not a number")
+    batch = _batch_for(row.sizes, precision)
+    flags, details = [], []
+    if batch is None:
+        flags.append("no_batch_size")
+        details.append("the table gives no batch size per GPU")
+    return BenchmarkRecord(
+        source=SOURCE,
+        gpu=setting.gpu,
+        gpu_name=setting.system,
+        system=setting.system,
+        model=row.model,
+        workload_class=row.workload,
+        task=setting.task,
+        precision=precision,
+        num_gpus=row.num_gpus,
+        batch_size_per_gpu=batch,
+        throughput=value,
+        unit=_unit(header, row.cells[col], row.default_unit),
+        software_era=setting.software_era,
+        as_of=readme.as_of,
+        citation=f"{readme.prefix} {readme.path} § {setting.section}",
+        source_file=readme.source_file,
+        flags=tuple(flags),
+        flag_detail=tuple(details),
+    )
+
+
+def _cell_precision(header: str, cells: list[str], setting: _Setting) -> str:
+    """The column header's precision, else the row's Precision cell, else the heading's."""
+    col = setting.columns.precision
+    precision = (
+        _precision_in(header)
+        or (_precision_in(cells[col]) if col is not None else None)
+        or setting.heading_precision
+    )
+    if precision is None:
+        raise _Skip("no precision in the header, row or heading")
+    if precision == "fp32":
+        # "FP32" on Ampere and newer ran as TF32 unless the header says otherwise.
+        return fp32_precision(setting.gpu) if "tf32" not in header.lower() else "tf32"
+    return precision
+
+
+def _unit(header: str, cell: str, default_unit: str) -> str:
+    """The header's unit ("(img/sec)"), else the cell's ("938 img/s"), else the model's."""
+    unit_text = re.search(r"\(([^)]*/[^)]*)\)", header)
+    cell_unit = re.search(r"[\d.]\s*([A-Za-z]+/[A-Za-z]+)", cell)
+    return (
+        (normalize_unit(unit_text.group(1)) if unit_text else None)
+        or (normalize_unit(cell_unit.group(1)) if cell_unit else None)
+        or default_unit
+    )
+
+
+def _batch_for(sizes: dict[str, int] | int | None, precision: str) -> int | None:
+    """The batch size of one precision; bf16 runs share fp16's, tf32 falls back to fp32's."""
+    if not isinstance(sizes, dict):
+        return sizes
+    key = "fp16" if precision in ("fp16", "bf16") else precision
+    return sizes.get(key) or (sizes.get("fp32") if key == "tf32" else None)

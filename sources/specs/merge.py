@@ -66,6 +66,34 @@ def merge(
     unknown = set(candidates["source"].unique().to_list()) - set(precedence)
     if unknown:
         raise ValueError(f"candidates from sources without a precedence: {sorted(unknown)}")
+    held = withheld.select(*KEY, note="citation")
+    cand = _ranked_candidates(candidates, held, precedence, fields)
+    chosen = _choose(cand)
+    picks = chosen.select(
+        *KEY,
+        chosen_source="source",
+        chosen_num="value_num",
+        chosen_date="value_date",
+        chosen_value="value",
+    )
+    return Merged(
+        gpus=_gpus(sheet, chosen, fields, as_of),
+        sources=_sources(cand, picks, held, sheet, precedence, as_of),
+        conflicts=_conflicts(cand, picks, as_of),
+    )
+
+
+def _ranked_candidates(
+    candidates: pl.DataFrame,
+    held: pl.DataFrame,
+    precedence: tuple[str, ...],
+    fields: tuple[SpecField, ...],
+) -> pl.DataFrame:
+    """Every candidate with its field's spec, its source's rank and its value as text.
+
+    The field's kind, tolerance and fillability come from `fields`, the rank from
+    `precedence`, and `note` is the sheet's citation when it marks the field not published.
+    """
     spec = pl.DataFrame(
         {
             "field": [f.name for f in fields],
@@ -75,18 +103,26 @@ def merge(
         }
     )
     rank = pl.DataFrame({"source": list(precedence), "rank": list(range(len(precedence)))})
-    held = withheld.select(*KEY, note="citation")
-    cand = (
+    return (
         candidates.join(spec, on="field")
         .join(rank, on="source")
         .join(held, on=KEY, how="left")
         .with_columns(value=_value_text("value_num", "value_date"))
     )
+
+
+def _choose(cand: pl.DataFrame) -> pl.DataFrame:
+    """Per GPU x field, the eligible candidate of the source earliest in the precedence."""
     eligible = cand.filter(
         (pl.col("source") == CURATED) | (pl.col("fillable") & pl.col("note").is_null())
     )
-    chosen = eligible.sort([*KEY, "rank"]).unique(KEY, keep="first", maintain_order=True)
+    return eligible.sort([*KEY, "rank"]).unique(KEY, keep="first", maintain_order=True)
 
+
+def _gpus(
+    sheet: pl.DataFrame, chosen: pl.DataFrame, fields: tuple[SpecField, ...], as_of: dt.date
+) -> pl.DataFrame:
+    """The catalog: the sheet's BASE_COLUMNS, each field's value and `<field>_source`."""
     if "devices" not in sheet.columns:
         sheet = sheet.with_columns(devices=pl.lit(1, dtype=pl.Int64))  # one GPU per board
     gpus = sheet.select(BASE_COLUMNS)
@@ -98,20 +134,23 @@ def merge(
             pl.col("source").alias(f"{field.name}_source"),
         )
         gpus = gpus.join(picked, on="gpu_id", how="left")
-    gpus = gpus.with_columns(
+    return gpus.with_columns(
         # What one device (as software sees it) holds: an MI250 is two 64 GB GPUs.
         memory_per_device_gb=pl.col("memory_gb") / pl.col("devices"),
         as_of=pl.lit(as_of),
     )
 
-    picks = chosen.select(
-        *KEY,
-        chosen_source="source",
-        chosen_num="value_num",
-        chosen_date="value_date",
-        chosen_value="value",
-    )
-    sources = (
+
+def _sources(
+    cand: pl.DataFrame,
+    picks: pl.DataFrame,
+    held: pl.DataFrame,
+    sheet: pl.DataFrame,
+    precedence: tuple[str, ...],
+    as_of: dt.date,
+) -> pl.DataFrame:
+    """gpu_spec_sources: every candidate, marked `chosen` or not, and the withheld fields."""
+    return (
         pl.concat(
             [
                 cand.join(picks, on=KEY, how="left").with_columns(
@@ -145,15 +184,20 @@ def merge(
         )
     )
 
-    others = cand.join(picks, on=KEY, how="left").filter(
-        pl.col("chosen_source").is_null() | (pl.col("source") != pl.col("chosen_source"))
-    )
-    is_date = pl.col("kind") == "date"
-    others = others.with_columns(
-        difference=pl.when(is_date)
+
+_IS_DATE = pl.col("kind") == "date"
+
+
+def _differences(others: pl.DataFrame) -> pl.DataFrame:
+    """`others` with their `difference` from the chosen value and `relative_difference`.
+
+    Dates differ in days and have no relative difference.
+    """
+    return others.with_columns(
+        difference=pl.when(_IS_DATE)
         .then((pl.col("value_date") - pl.col("chosen_date")).dt.total_days().cast(pl.Float64))
         .otherwise(pl.col("value_num") - pl.col("chosen_num")),
-        relative_difference=pl.when(is_date)
+        relative_difference=pl.when(_IS_DATE)
         .then(None)
         .otherwise(
             ((pl.col("value_num") - pl.col("chosen_num")).abs() / pl.col("chosen_num").abs())
@@ -161,19 +205,30 @@ def merge(
             .round(6)
         ),
     )
+
+
+def _conflicts(cand: pl.DataFrame, picks: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
+    """spec_conflicts: the candidates not chosen that differ beyond the field's tolerance.
+
+    A third-party value for a field the sheet marks not published is listed too.
+    """
+    others = cand.join(picks, on=KEY, how="left").filter(
+        pl.col("chosen_source").is_null() | (pl.col("source") != pl.col("chosen_source"))
+    )
     beyond = (
-        pl.when(is_date)
+        pl.when(_IS_DATE)
         .then(pl.col("difference").abs() > pl.col("tolerance"))
         .otherwise(pl.col("relative_difference") > pl.col("tolerance"))
     )
-    conflicts = (
-        others.filter(
+    return (
+        _differences(others)
+        .filter(
             # only third-party values where the field is withheld; else beyond tolerance
             pl.col("note").is_not_null() | beyond.fill_null(False)
         )
         .with_columns(
             chosen_source=pl.coalesce("chosen_source", pl.lit(CURATED)),
-            tolerance_unit=pl.when(is_date).then(pl.lit("days")).otherwise(pl.lit("relative")),
+            tolerance_unit=pl.when(_IS_DATE).then(pl.lit("days")).otherwise(pl.lit("relative")),
         )
         .sort([*KEY, "rank"])
         .select(
@@ -193,4 +248,3 @@ def merge(
             as_of=pl.lit(as_of),
         )
     )
-    return Merged(gpus=gpus, sources=sources, conflicts=conflicts)
