@@ -31,6 +31,7 @@ from sources.bundled import (
     read_retail_observations,
     to_usd,
 )
+from sources.cloud.providers import PROVIDERS
 
 
 def best_of(repeats: int, fn):
@@ -61,7 +62,9 @@ def main() -> None:
     )
     rows.append(("read retail observations", t, retail.height))
     cloud_files = sorted((DATA_DIR / "cloud").glob("*.csv"))
-    t, cloud = best_of(n, lambda: pl.concat([read_cloud_offers(f, ids) for f in cloud_files]))
+    t, cloud = best_of(
+        n, lambda: pl.concat([read_cloud_offers(f, ids, PROVIDERS) for f in cloud_files])
+    )
     rows.append(("read cloud offers", t, cloud.height))
 
     results = pl.concat(bench)

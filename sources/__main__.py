@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from sources.benchmarks.cli import BENCHMARK_FORMATS, parse_benchmark_command
+from sources.bundled import bundled_catalog
 from sources.cloud.parsers import CLOUD_PARSERS as FORMAT_PARSERS
 from sources.cloud.parsers import EMPTY_NOTES, REFERENCE_NOTES, REFERENCE_PARSERS
 from sources.cloud.providers import PROVIDERS
@@ -128,7 +129,7 @@ def _main(argv: list[str] | None) -> int:
         return parse_command(args.source, args.file, args.url)
     from sources.catalog import match_command
 
-    return match_command([args.title], sys.stdin, sys.stdout)
+    return match_command([args.title], sys.stdin, sys.stdout, bundled_catalog())
 
 
 if __name__ == "__main__":

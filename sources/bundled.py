@@ -13,18 +13,20 @@ a double weight. Every refusal names file, line and field.
 """
 
 import datetime as dt
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import polars as pl
 
-from sources.cloud.providers import PROVIDERS
 from sources.cloud.records import MAX_USD_PER_GPU_HOUR
 from sources.fx import add_usd
+from sources.gpu_names import Catalog
 from sources.tables import BadInputError, Column, https_url, read_table
 
 DATA_DIR = Path(__file__).parent / "data"
+SPEC_SHEET = DATA_DIR / "specs" / "gpu_specs.csv"
 
 GPU_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MARKETS = frozenset({"new", "used"})
@@ -52,9 +54,6 @@ CURATED_SOURCES = (
 RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})
 # Publishers of the bundled benchmark figures (sources/data/benchmarks/MANIFEST.md).
 BENCHMARK_SOURCES = frozenset({"lambda", "nvidia-dle", "mlperf"})
-# Cloud providers: the registry's (each has a bundled offers file, see
-# sources/data/cloud/MANIFEST.md).
-CLOUD_PROVIDERS = frozenset(PROVIDERS)
 # A price more than this many times the GPU's launch price (or the median of its other
 # rows) is a transcription error; so is one below median / PLAUSIBLE_FACTOR**2 (used
 # cards of old GPUs do sell for a tenth of their launch price).
@@ -114,6 +113,16 @@ def read_gpu_specs(path: str | Path) -> pl.DataFrame:
         Column("devices", "int", minimum=1),
     ]
     return read_table(path, columns, unique=("gpu_id",))
+
+
+@functools.cache
+def bundled_catalog() -> Catalog:
+    """The name catalog of the bundled spec sheet (read once).
+
+    For readers of names outside a pipeline run (cloud and benchmark parsers, the command
+    line, tests); the ingest builds its catalog from the warehouse's `gpus` table.
+    """
+    return Catalog.from_specs(read_gpu_specs(SPEC_SHEET))
 
 
 def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
@@ -320,11 +329,20 @@ def _check_plausible(
             raise BadInputError(path, row[_LINE], value, f"{reason} of {where}")
 
 
-def read_cloud_offers(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
-    """Cloud offers, one row per provider x instance type x region x price type."""
+def read_cloud_offers(
+    path: str | Path, gpu_ids: frozenset[str] | None, providers: Collection[str]
+) -> pl.DataFrame:
+    """Cloud offers, one row per provider x instance type x region x price type.
+
+    Args:
+        path: The CSV.
+        gpu_ids: The catalog's ids (None: any lowercase slug).
+        providers: The providers the pipeline reads (the registry's names, each with a
+            bundled offers file; see sources/data/cloud/MANIFEST.md).
+    """
     columns = [
         Column("observed_at", "datetime", not_future=True),
-        Column("provider", choices=CLOUD_PROVIDERS),
+        Column("provider", choices=frozenset(providers)),
         Column("instance_type"),
         Column("region", required=False),
         Column("price_type", choices=PRICE_TYPES),

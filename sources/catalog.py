@@ -412,11 +412,10 @@ REJECTIONS = (
 )
 
 
-def match_title(title: str, catalog: Catalog | None = None) -> Match:
+def match_title(title: str, catalog: Catalog) -> Match:
     """The catalog GPU a listing title sells, or None with the reason it is not one."""
     if not title or not title.strip():
         return Match(None, "empty: empty title")
-    catalog = catalog or Catalog.default()
     text = normalize(title)
     if not text:
         return Match(None, "empty: no text besides marketplace labels")
@@ -473,15 +472,14 @@ def _as_json(match: Match) -> str:
     return json.dumps({"gpu": match.gpu, "reason": match.reason}, ensure_ascii=False)
 
 
-def match_command(argv: list[str], stdin: TextIO, stdout: TextIO) -> int:
+def match_command(argv: list[str], stdin: TextIO, stdout: TextIO, catalog: Catalog) -> int:
     """`match "<title>"` prints one JSON line; `match -` matches stdin, one title a line."""
     if len(argv) != 1:
         print('usage: match "<title>" | match -', file=sys.stderr)
         return 2
     if argv[0] != "-":
-        print(_as_json(match_title(argv[0])), file=stdout)
+        print(_as_json(match_title(argv[0], catalog)), file=stdout)
         return 0
-    catalog = Catalog.default()
     for line in stdin:
         print(_as_json(match_title(line.rstrip("\r\n"), catalog)), file=stdout)
     return 0

@@ -1,9 +1,12 @@
 """GPU names -> canonical gpu_id: the one knowledge base for retail, cloud and benchmarks.
 
-Neutral on purpose (no Dagster, no retail or cloud imports): the retail title matcher
-(`sources.catalog`), the cloud name mapping (`sources.cloud.gpu_names`) and the benchmark
-name mapping (`sources.benchmarks.names`) all read names through `Catalog` and
-`gpu_for_name`, so a variant fact is written once, here or in the spec sheet.
+Neutral on purpose (no Dagster, no retail or cloud imports, no file read): the retail title
+matcher (`sources.catalog`), the cloud name mapping (`sources.cloud.gpu_names`) and the
+benchmark name mapping (`sources.benchmarks.names`) all read names through `Catalog` and
+`gpu_for_name`, so a variant fact is written once, here or in the spec sheet. Callers build
+the `Catalog` from the specs they hold (`Catalog.from_specs`): the ingest from the `gpus`
+table, the file readers and the command line from the bundled sheet
+(`sources.bundled.bundled_catalog`).
 
 What a name says is read in three steps:
 
@@ -24,8 +27,10 @@ What a name says is read in three steps:
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+
+import polars as pl
 
 # ---------------------------------------------------------------------------------------
 # Knowledge the spec sheet does not carry
@@ -396,14 +401,12 @@ class Catalog:
         self._longest = max(len(alias) for alias in aliases)
 
     @classmethod
-    @functools.cache
-    def default(cls) -> "Catalog":
-        """The catalog of the bundled spec sheet (built once, then cached)."""
-        # Imported here: the bundled readers check cloud providers, whose parsers read names
-        # through this module, so a module-level import would be circular.
-        from sources.bundled import DATA_DIR, read_gpu_specs  # noqa: PLC0415
+    def from_specs(cls, specs: pl.DataFrame) -> "Catalog":
+        """The catalog of a spec frame (the `gpus` table or the bundled spec sheet).
 
-        specs = read_gpu_specs(DATA_DIR / "specs" / "gpu_specs.csv")
+        The caller reads the specs: this module reads no files, so the readers of bundled
+        and fetched files can read names through it.
+        """
         return cls(specs.iter_rows(named=True))
 
     @functools.cached_property
@@ -462,6 +465,9 @@ class Catalog:
     ) -> Match:
         """One model family named: let memory and form factor pick the variant.
 
+        The family's cards are narrowed by each of `NARROWING_STEPS` in turn; a step that
+        finds the name contradicting every card ends the reading with its conflict.
+
         Args:
             alias: The text that named the model.
             keys: Its family keys.
@@ -469,64 +475,130 @@ class Catalog:
             defaults: The context's {family key or alias: gpu_id} for a bare name.
             memory_gb: Memory per GPU stated beside the name (a provider's field).
         """
-        variants = [v for key in keys for v in self.families.get(key, ())]
-        family = variants
-        label = variants[0].label if len(variants) == 1 else alias
-        used = []
-        memories = stated_memory(text) or ({memory_gb} if memory_gb else set())
-        if memories and any(v.memory_gb for v in variants):
-            fits = [v for v in variants if any(_memory_fits(v, m) for m in memories)]
-            if not fits:
-                sizes = "/".join(sorted({f"{v.memory_gb:g}" for v in variants if v.memory_gb}))
-                stated = "/".join(f"{m:g}" for m in sorted(memories))
-                return Match(None, f"memory_conflict: {label} has {sizes} GB, not {stated} GB")
-            if len(variants) > 1:
-                nearest = min(abs(v.memory_gb - m) for v in fits for m in memories if v.memory_gb)
-                variants = [
-                    v
-                    for v in fits
-                    if any(v.memory_gb and abs(v.memory_gb - m) == nearest for m in memories)
-                ]
-                used.append(f"{variants[0].memory_gb:g} GB")
-        if forms := stated_forms(text):
-            # An NVL card is a PCIe card too ("H100 94GB PCIe"), when nothing else fits.
-            narrowed = [v for v in variants if v.form in forms] or [
-                v for v in variants if v.form == "nvl" and "pcie" in forms
-            ]
-            if not narrowed and all(v.form for v in variants):
-                stated = "/".join(sorted(forms))
-                return Match(None, f"form_conflict: {label} is not sold as {stated}")
-            if narrowed and len(variants) > 1:
-                variants = narrowed
-                used.extend(sorted(forms))
-        hints = {
-            form
-            for key in keys
-            for memory_type, form in MEMORY_TYPE_FORMS.get(key, {}).items()
-            if re.search(rf"\b{memory_type}\b", text)
-        }
-        if len(variants) > 1 and (narrowed := [v for v in variants if v.form in hints]):
-            variants = narrowed
-            used.extend(sorted(hints))
-        if len(variants) > 1:
-            # The default card, or else the one of the default's form: a bare "A100 80GB"
-            # on a cloud is the SXM4 80 GB part, as a bare "A100" is the SXM4 40 GB one.
-            wanted = {defaults[k] for k in (alias, *keys) if k in defaults}
-            default_forms = {v.form for v in family if v.gpu in wanted}
-            variants = (
-                [v for v in variants if v.gpu in wanted]
-                or [v for v in variants if v.form in default_forms]
-                or variants
-            )
-            if len(variants) == 1:
-                used.append("default variant")
-        if len(variants) > 1:
-            labels = " / ".join(v.label for v in variants)
-            return Match(None, f"ambiguous: {alias} could be {labels}")
-        (variant,) = variants
-        if variant.gpu is None:
-            return Match(None, f"unknown: {variant.label} is not in the catalog")
-        return Match(variant.gpu, "matched: " + " + ".join([alias, *used]))
+        family = tuple(v for key in keys for v in self.families.get(key, ()))
+        name = NamedFamily(alias, keys, text, defaults, family, memory_gb)
+        variants, used = list(family), []
+        for step in NARROWING_STEPS:
+            outcome = step(name, variants)
+            if isinstance(outcome, Match):
+                return outcome
+            variants, notes = outcome
+            used.extend(notes)
+        return _verdict(alias, variants, used)
+
+
+# ---------------------------------------------------------------------------------------
+# Resolving a family to one card: narrowing steps, applied in order
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NamedFamily:
+    """A model family named in a text, with what the text says about the card."""
+
+    alias: str
+    keys: tuple[str, ...]
+    text: str
+    defaults: Mapping[str, str]
+    family: tuple[Variant, ...]
+    memory_gb: float | None = None  # stated beside the name (a provider's field)
+
+    @property
+    def label(self) -> str:
+        """How a conflict names the model: the card's label, or the alias for a family."""
+        return self.family[0].label if len(self.family) == 1 else self.alias
+
+    @functools.cached_property
+    def memories(self) -> set[float]:
+        """Memory sizes stated in the text, else the stated field."""
+        return stated_memory(self.text) or ({self.memory_gb} if self.memory_gb else set())
+
+
+# A step narrows the remaining cards (and says what it used) or returns the conflict.
+Narrowed = tuple[list[Variant], list[str]]
+Step = Callable[[NamedFamily, list[Variant]], Narrowed | Match]
+
+
+def _by_memory(name: NamedFamily, variants: list[Variant]) -> Narrowed | Match:
+    """Cards whose memory fits a stated size (the nearest, when several fit)."""
+    memories = name.memories
+    if not memories or not any(v.memory_gb for v in variants):
+        return variants, []
+    fits = [v for v in variants if any(_memory_fits(v, m) for m in memories)]
+    if not fits:
+        sizes = "/".join(sorted({f"{v.memory_gb:g}" for v in variants if v.memory_gb}))
+        stated = "/".join(f"{m:g}" for m in sorted(memories))
+        return Match(None, f"memory_conflict: {name.label} has {sizes} GB, not {stated} GB")
+    if len(variants) == 1:
+        return variants, []
+    nearest = min(abs(v.memory_gb - m) for v in fits for m in memories if v.memory_gb)
+    closest = [
+        v for v in fits if any(v.memory_gb and abs(v.memory_gb - m) == nearest for m in memories)
+    ]
+    return closest, [f"{closest[0].memory_gb:g} GB"]
+
+
+def _by_form(name: NamedFamily, variants: list[Variant]) -> Narrowed | Match:
+    """Cards of a stated form factor; a form no card has is a conflict."""
+    forms = stated_forms(name.text)
+    if not forms:
+        return variants, []
+    # An NVL card is a PCIe card too ("H100 94GB PCIe"), when nothing else fits.
+    narrowed = [v for v in variants if v.form in forms] or [
+        v for v in variants if v.form == "nvl" and "pcie" in forms
+    ]
+    if not narrowed and all(v.form for v in variants):
+        stated = "/".join(sorted(forms))
+        return Match(None, f"form_conflict: {name.label} is not sold as {stated}")
+    if narrowed and len(variants) > 1:
+        return narrowed, sorted(forms)
+    return variants, []
+
+
+def _by_memory_type(name: NamedFamily, variants: list[Variant]) -> Narrowed | Match:
+    """Cards of the form factor a stated memory type implies (HBM2e: the H100 PCIe)."""
+    hints = {
+        form
+        for key in name.keys
+        for memory_type, form in MEMORY_TYPE_FORMS.get(key, {}).items()
+        if re.search(rf"\b{memory_type}\b", name.text)
+    }
+    narrowed = [v for v in variants if v.form in hints]
+    if len(variants) > 1 and narrowed:
+        return narrowed, sorted(hints)
+    return variants, []
+
+
+def _by_default(name: NamedFamily, variants: list[Variant]) -> Narrowed | Match:
+    """The context's default card, or else the cards of the default's form.
+
+    A bare "A100 80GB" on a cloud is the SXM4 80 GB part, as a bare "A100" is the SXM4
+    40 GB one.
+    """
+    if len(variants) <= 1:
+        return variants, []
+    wanted = {name.defaults[k] for k in (name.alias, *name.keys) if k in name.defaults}
+    default_forms = {v.form for v in name.family if v.gpu in wanted}
+    chosen = (
+        [v for v in variants if v.gpu in wanted]
+        or [v for v in variants if v.form in default_forms]
+        or variants
+    )
+    return chosen, (["default variant"] if len(chosen) == 1 else [])
+
+
+NARROWING_STEPS: tuple[Step, ...] = (_by_memory, _by_form, _by_memory_type, _by_default)
+
+
+def _verdict(alias: str, variants: list[Variant], used: list[str]) -> Match:
+    """The one card left, or why there is none (several left, or one outside the catalog)."""
+    if len(variants) > 1:
+        labels = " / ".join(v.label for v in variants)
+        return Match(None, f"ambiguous: {alias} could be {labels}")
+    (variant,) = variants
+    if variant.gpu is None:
+        return Match(None, f"unknown: {variant.label} is not in the catalog")
+    return Match(variant.gpu, "matched: " + " + ".join([alias, *used]))
 
 
 def read_models(
@@ -554,19 +626,19 @@ def read_models(
 
 def gpu_for_name(
     name: str,
+    catalog: Catalog,
     defaults: Mapping[str, str] = CLOUD_DEFAULTS,
     memory_gb: float | None = None,
-    catalog: Catalog | None = None,
 ) -> str | None:
     """The gpu_id a provider's or benchmark's GPU name means, or None.
 
     Args:
         name: e.g. "NVIDIA A100-SXM4-80GB", "H100 NVL", "RTX 4070S Ti", "MI300X".
+        catalog: The GPUs the name may be read as.
         defaults: The context's table for bare names (CLOUD_DEFAULTS, AGGREGATOR_DEFAULTS).
         memory_gb: Memory per GPU when the source states it; decides variants (A100 40/80
             GB, V100 16/32 GB, H100 NVL, RTX 6000 Turing/Ada) the name does not.
-        catalog: The catalog (default: the bundled spec sheet).
     """
     if not name:
         return None
-    return read_models(normalize(name), catalog or Catalog.default(), defaults, memory_gb).gpu
+    return read_models(normalize(name), catalog, defaults, memory_gb).gpu

@@ -14,7 +14,7 @@ NVLink, power limits). Names with no catalog row (TPU, Gaudi, laptop Max-Q, "H10
 import functools
 import re
 
-from sources.bundled import DATA_DIR, read_gpu_specs
+from sources.bundled import DATA_DIR, bundled_catalog, read_gpu_specs
 from sources.gpu_names import CLOUD_DEFAULTS, gpu_for_name, laptop_part
 
 # System/vendor/cloud words around the GPU name in Lambda row labels and MLPerf names.
@@ -63,7 +63,7 @@ def gpu_id_for(name: str, known: frozenset[str] | None = None) -> str | None:
         return None  # not GPUs
     # MLPerf writes "A100-SXM4-80GB", "MI300X-NPS1-SPX-192GB-750W": the knowledge base reads
     # memory and form factor from them; a memory no card of the family has is no match.
-    gpu = gpu_for_name(text, CLOUD_DEFAULTS, catalog=None)
+    gpu = gpu_for_name(text, bundled_catalog(), CLOUD_DEFAULTS)
     if gpu is not None and known is not None and gpu not in known:
         return None
     return gpu

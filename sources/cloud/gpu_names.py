@@ -6,13 +6,14 @@ Lambda instance types ("gpu_8x_a100_80gb_sxm4"), vast.ai gpu_name ("A100 SXM4",
 "Q RTX 8000") and Azure armSkuNames ("Standard_ND96isr_H100_v5"). `azure_gpu` also gives
 the GPU count of an Azure size, from a table.
 
-The names themselves are read by the shared knowledge base (`sources.gpu_names`) with
-its cloud defaults: a bare "A100" is the SXM4 40 GB part (GCP a2-highgpu, Lambda
-gpu_*_a100, Azure ND96asr_v4), a bare "H100" ("H100-MEGA", "HBM3") SXM5 80 GB, a bare
-"V100" SXM2 16 GB, "RTX 6000" the Turing Quadro (Lambda gpu_1x_rtx6000); memory (name or
-`memory_gb`) and a stated form factor override them, and a memory size no card of the
-family has is no match. This module only unwraps the providers' containers (Azure
-armSkuNames, Lambda instance types, SkyPilot's vast instance types). Names with no
+The names themselves are read by the shared knowledge base (`sources.gpu_names`) against
+the bundled spec sheet's catalog (the ingest keeps only ids of the warehouse catalog when
+offers become rows), with its cloud defaults: a bare "A100" is the SXM4 40 GB part (GCP
+a2-highgpu, Lambda gpu_*_a100, Azure ND96asr_v4), a bare "H100" ("H100-MEGA", "HBM3") SXM5
+80 GB, a bare "V100" SXM2 16 GB, "RTX 6000" the Turing Quadro (Lambda gpu_1x_rtx6000);
+memory (name or `memory_gb`) and a stated form factor override them, and a memory size no
+card of the family has is no match. This module only unwraps the providers' containers
+(Azure armSkuNames, Lambda instance types, SkyPilot's vast instance types). Names with no
 catalog row (M60, MI25, TPUs, RTX 5050, ...) return None; callers keep the offer and
 report the name.
 """
@@ -20,6 +21,7 @@ report the name.
 import re
 from fractions import Fraction
 
+from sources.bundled import bundled_catalog
 from sources.gpu_names import AGGREGATOR_DEFAULTS, CLOUD_DEFAULTS, gpu_for_name
 
 
@@ -42,7 +44,7 @@ def _from_name(name: str, memory_gb: float | None) -> str | None:
     """A provider's plain GPU name, read with the cloud defaults (bare "A100" = SXM4 40 GB)."""
     if re.match(r"\s*tpu", name, re.IGNORECASE):
         return None
-    return gpu_for_name(name.replace("_", " "), CLOUD_DEFAULTS, memory_gb)
+    return gpu_for_name(name.replace("_", " "), bundled_catalog(), CLOUD_DEFAULTS, memory_gb)
 
 
 def canonical_gpu(name: str, memory_gb: float | None = None, hint: str = "") -> str | None:
@@ -138,4 +140,4 @@ def aggregator_gpu(name: str, memory_gb: float | None = None) -> str | None:
     variants (A100, H100, H200, V100 ...) needs the name or memory to pin one: read with
     `AGGREGATOR_DEFAULTS`, where those families have no default.
     """
-    return gpu_for_name(name, AGGREGATOR_DEFAULTS, memory_gb)
+    return gpu_for_name(name, bundled_catalog(), AGGREGATOR_DEFAULTS, memory_gb)

@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 from sources.bundled import DATA_DIR, read_cloud_offers
+from sources.cloud.providers import PROVIDERS
 from sources.cloud.snapshot import RENDERED, render, replay, replay_bundled
 from warehouse.export import open_published
 
@@ -30,7 +31,7 @@ def memory_gb() -> dict[str, float]:
 
 @pytest.mark.parametrize("provider", RENDERED)
 def test_every_fact_is_what_the_parser_reads(provider, memory_gb):
-    facts = read_cloud_offers(DATA_DIR / "cloud" / f"{provider}.csv", None)
+    facts = read_cloud_offers(DATA_DIR / "cloud" / f"{provider}.csv", None, PROVIDERS)
     rows, unknown = replay(provider, facts, memory_gb)
     assert unknown == {}
     ours = facts.select(COLUMNS).sort(COLUMNS)
@@ -52,7 +53,7 @@ def test_every_fact_is_what_the_parser_reads(provider, memory_gb):
     ],
 )
 def test_a_mapping_slip_is_caught(provider, instance_type, slip, read, memory_gb):
-    facts = read_cloud_offers(DATA_DIR / "cloud" / f"{provider}.csv", None)
+    facts = read_cloud_offers(DATA_DIR / "cloud" / f"{provider}.csv", None, PROVIDERS)
     assert instance_type in facts["instance_type"].to_list()
     slipped = facts.with_columns(
         gpu_id=pl.when(pl.col("instance_type") == instance_type)
@@ -65,13 +66,13 @@ def test_a_mapping_slip_is_caught(provider, instance_type, slip, read, memory_gb
 
 
 def test_runpod_is_not_rendered(memory_gb):
-    facts = read_cloud_offers(DATA_DIR / "cloud" / "runpod.csv", None)
+    facts = read_cloud_offers(DATA_DIR / "cloud" / "runpod.csv", None, PROVIDERS)
     with pytest.raises(ValueError, match="not rendered"):
         render("runpod", facts, memory_gb)
 
 
 def test_replay_bundled_names_the_fact(memory_gb):
-    facts = read_cloud_offers(DATA_DIR / "cloud" / "lambda.csv", None)
+    facts = read_cloud_offers(DATA_DIR / "cloud" / "lambda.csv", None, PROVIDERS)
     assert replay_bundled("lambda", facts, memory_gb, "lambda.csv").height == facts.height
     slipped = facts.with_columns(
         gpu_id=pl.when(pl.col("instance_type") == "gpu_1x_h100_pcie")

@@ -15,6 +15,7 @@ from sources.bundled import (
     read_price_facts,
     read_retail_observations,
 )
+from sources.cloud.providers import PROVIDERS
 from sources.tables import BadInputError
 
 RETAIL_HEADER = "observed_at,source,market,gpu_id,title,price,currency,url,listing_id,citation\n"
@@ -97,7 +98,7 @@ def test_cloud_offers_refuse_what_cannot_be(tmp_path, bad, field, reason):
     rows = [cloud_row(price=p, n=i) for i, p in enumerate(["2.0", "2.5", "2.2"])]
     path = write(tmp_path, CLOUD_HEADER, [*rows, bad])
     with pytest.raises(BadInputError) as error:
-        read_cloud_offers(path, None)
+        read_cloud_offers(path, None, PROVIDERS)
     assert (error.value.line, error.value.column) == (5, field)
     assert reason in error.value.reason
 
@@ -129,7 +130,7 @@ def test_the_bundled_snapshot_passes_every_check():
     assert set(pages["source"]) <= set(PAGE_SOURCES)
     assert set(facts["source"]) - set(PAGE_SOURCES) <= set(CURATED_SOURCES)
     for path in sorted((DATA_DIR / "cloud").glob("*.csv")):
-        assert read_cloud_offers(path, None).height
+        assert read_cloud_offers(path, None, PROVIDERS).height
 
 
 def test_a_source_in_two_fact_files_is_refused(tmp_path):

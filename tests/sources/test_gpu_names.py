@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 
 from sources.benchmarks.names import gpu_id_for
+from sources.bundled import bundled_catalog
 from sources.catalog import match_title
 from sources.cloud.gpu_names import aggregator_gpu, canonical_gpu
 from sources.gpu_names import (
     AGGREGATOR_DEFAULTS,
     CLOUD_DEFAULTS,
     RETAIL_DEFAULTS,
-    Catalog,
     gpu_for_name,
     laptop_part,
     normalize,
@@ -20,6 +20,7 @@ from sources.gpu_names import (
 )
 
 ROOT = Path(__file__).parents[2]
+CATALOG = bundled_catalog()
 
 
 @pytest.mark.parametrize(
@@ -45,15 +46,14 @@ ROOT = Path(__file__).parents[2]
     ],
 )
 def test_one_name_read_in_each_context(name, retail, cloud, aggregator):
-    catalog = Catalog.default()
-    assert read_models(normalize(name), catalog, RETAIL_DEFAULTS).gpu == retail
-    assert gpu_for_name(name, CLOUD_DEFAULTS) == cloud
-    assert gpu_for_name(name, AGGREGATOR_DEFAULTS) == aggregator
+    assert read_models(normalize(name), CATALOG, RETAIL_DEFAULTS).gpu == retail
+    assert gpu_for_name(name, CATALOG, CLOUD_DEFAULTS) == cloud
+    assert gpu_for_name(name, CATALOG, AGGREGATOR_DEFAULTS) == aggregator
 
 
 def test_the_three_contexts_agree_because_they_share_the_module():
     # The same variant rule answers in the retail matcher, the cloud and benchmark mappings.
-    assert match_title("NVIDIA A100-SXM4-80GB GPU").gpu == "a100-sxm4-80gb"
+    assert match_title("NVIDIA A100-SXM4-80GB GPU", CATALOG).gpu == "a100-sxm4-80gb"
     assert canonical_gpu("NVIDIA A100-SXM4-80GB") == "a100-sxm4-80gb"
     assert gpu_id_for("NVIDIA A100-SXM4-80GB (400W)") == "a100-sxm4-80gb"
     assert aggregator_gpu("A100 SXM4 80GB") == "a100-sxm4-80gb"
@@ -63,12 +63,11 @@ def test_the_three_contexts_agree_because_they_share_the_module():
 
 
 def test_reasons_name_the_conflict_and_every_candidate():
-    catalog = Catalog.default()
-    read = read_models(normalize("h100 sxm5 96gb"), catalog, CLOUD_DEFAULTS)
+    read = read_models(normalize("h100 sxm5 96gb"), CATALOG, CLOUD_DEFAULTS)
     assert read.reason == "form_conflict: h100 is not sold as sxm"
-    read = read_models(normalize("rtx 3080 ti 16gb"), catalog, RETAIL_DEFAULTS)
+    read = read_models(normalize("rtx 3080 ti 16gb"), CATALOG, RETAIL_DEFAULTS)
     assert read.reason == "memory_conflict: GeForce RTX 3080 Ti has 12 GB, not 16 GB"
-    read = read_models(normalize("rtx 3060"), catalog, RETAIL_DEFAULTS)
+    read = read_models(normalize("rtx 3060"), CATALOG, RETAIL_DEFAULTS)
     assert (
         read.reason == "ambiguous: rtx 3060 could be GeForce RTX 3060 12 GB / GeForce RTX 3060 8 GB"
     )
@@ -93,7 +92,7 @@ def _imports(path: Path) -> set[str]:
 
 def test_the_knowledge_base_is_neutral_and_benchmarks_do_not_import_cloud():
     neutral = _imports(ROOT / "sources" / "gpu_names.py")
-    assert not {m for m in neutral if m.startswith(("dagster", "sources.retail", "sources.cloud"))}
+    assert not {m for m in neutral if m.startswith(("dagster", "sources"))}  # reads no files
     assert not {m for m in _imports(ROOT / "sources" / "benchmarks" / "names.py") if "cloud" in m}
     for path in ("sources/catalog.py", "sources/cloud/gpu_names.py", "sources/benchmarks/names.py"):
         assert "sources.gpu_names" in _imports(ROOT / path), path

@@ -18,6 +18,7 @@ from sources.bundled import (
     read_cloud_offers,
     read_retail_observations,
 )
+from sources.cloud.providers import PROVIDERS
 
 REALDATA = os.environ.get("GPUVALUE_REALDATA")
 pytestmark = pytest.mark.skipif(not REALDATA, reason="GPUVALUE_REALDATA is not set")
@@ -156,7 +157,7 @@ def test_every_catalog_price_is_in_the_cited_catalog(provider, capture):
                             round(float(row[column]), 6),
                         )
                     )
-    ours = read_cloud_offers(DATA_DIR / "cloud" / f"{provider}.csv", None).filter(
+    ours = read_cloud_offers(DATA_DIR / "cloud" / f"{provider}.csv", None, PROVIDERS).filter(
         pl.col("provider") == provider
     )
     assert ours.height > 0

@@ -69,6 +69,18 @@ def catalog_ids(con) -> frozenset[str]:
     return ids
 
 
+def name_catalog(con) -> Catalog:
+    """The catalog listing titles are read against: the `gpus` table's cards.
+
+    In load order (the spec sheet's), which is the order an ambiguous title's candidates
+    are named in.
+    """
+    specs = con.sql("SELECT gpu_id, name, form_factor, memory_gb FROM gpus").pl()
+    if specs.is_empty():
+        raise ValueError("the gpus table is empty: materialize `gpus` first")
+    return Catalog.from_specs(specs)
+
+
 @dg.asset(
     group_name="ingest",
     kinds=KINDS,
@@ -245,7 +257,7 @@ def price_observations(
         pages, listings = parse_responses(
             responses, citation=lambda r: citations.get(r.sha256, f"{r.url} (archived)")
         )
-        catalog = Catalog.default()
+        catalog = name_catalog(con)
         parsed = classify_listings(
             listings,
             match=lambda title: astuple(match_title(title, catalog)),
@@ -467,7 +479,7 @@ def cloud_offers(
                 return dg.MaterializeResult(metadata={"rows": 0, "status": where})
         else:
             path = settings.data_path("cloud", f"{provider}.csv")
-            rows, where = read_cloud_offers(path, known), path.name
+            rows, where = read_cloud_offers(path, known, PROVIDERS), path.name
             wrong = rows.filter(pl.col("provider") != provider)
             if wrong.height:
                 raise ValueError(

@@ -15,7 +15,7 @@ PRICE_COLUMNS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
 @pytest.fixture(scope="module")
 def offers() -> pl.DataFrame:
-    return pl.concat([read_cloud_offers(CLOUD / f"{p}.csv", None) for p in PROVIDERS])
+    return pl.concat([read_cloud_offers(CLOUD / f"{p}.csv", None, PROVIDERS) for p in PROVIDERS])
 
 
 def manifest_counts() -> dict[str, dict[str, int]]:

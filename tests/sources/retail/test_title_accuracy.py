@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from sources.catalog import Catalog, match_title
+from sources.bundled import bundled_catalog
+from sources.catalog import match_title
 from tests.paths import FIXTURES_ROOT
 
+CATALOG = bundled_catalog()
 FIXTURES = FIXTURES_ROOT
 LABELLED = FIXTURES / "titles_labelled.csv"
 HOLDOUT = FIXTURES / "titles_holdout.csv"
@@ -48,7 +50,7 @@ def score(rows: list[dict[str, str]]) -> Score:
     """How the matcher does on labelled rows."""
     cards = right = wrong = junk = accepted = 0
     for row in rows:
-        expected, got = row["expected_gpu"] or None, match_title(row["title"]).gpu
+        expected, got = row["expected_gpu"] or None, match_title(row["title"], CATALOG).gpu
         if expected is None:
             junk += 1
             accepted += got is not None
@@ -63,7 +65,7 @@ LABELLED_ROWS = read_titles(LABELLED)
 
 
 def test_label_files_are_large_and_name_catalog_gpus_only():
-    ids = Catalog.default().gpu_ids
+    ids = CATALOG.gpu_ids
     for path, minimum in ((LABELLED, 150), (HOLDOUT, 100)):
         rows = read_titles(path)
         assert len(rows) >= minimum, path.name
@@ -78,7 +80,7 @@ def test_label_files_are_large_and_name_catalog_gpus_only():
 
 @pytest.mark.parametrize("row", LABELLED_ROWS, ids=[r["title"] for r in LABELLED_ROWS])
 def test_labelled_title(row):
-    match = match_title(row["title"])
+    match = match_title(row["title"], CATALOG)
     assert match.gpu == (row["expected_gpu"] or None), match.reason
     # every decision keeps its reason; a rejection never reads as a match
     assert match.reason.startswith("matched: ") == (match.gpu is not None)
@@ -92,11 +94,11 @@ def test_held_out_titles_meet_the_accuracy_targets():
 
 
 def test_memory_that_contradicts_the_model_is_rejected_with_both_sizes():
-    match = match_title("RTX 3090 12GB Gaming")
+    match = match_title("RTX 3090 12GB Gaming", CATALOG)
     assert match.gpu is None
     assert match.reason == "memory_conflict: GeForce RTX 3090 has 24 GB, not 12 GB"
 
 
 def test_ambiguous_names_name_every_candidate():
-    reason = match_title("NVIDIA A100 40GB").reason
+    reason = match_title("NVIDIA A100 40GB", CATALOG).reason
     assert reason == "ambiguous: a100 could be A100 PCIe 40 GB / A100 SXM4 40 GB"

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from sources.bundled import DATA_DIR, read_gpu_specs
+from sources.bundled import DATA_DIR, bundled_catalog, read_gpu_specs
 from sources.catalog import (
     Catalog,
     Match,
@@ -15,6 +15,7 @@ from sources.catalog import (
 )
 from sources.gpu_names import tokens
 
+CATALOG = bundled_catalog()
 SPEC_IDS = frozenset(read_gpu_specs(DATA_DIR / "specs" / "gpu_specs.csv")["gpu_id"].to_list())
 
 # (title, expected gpu id or None, expected reason code). Written for these tests.
@@ -383,7 +384,7 @@ def _code(reason: str) -> str:
 
 @pytest.mark.parametrize(("title", "gpu", "code"), TITLES, ids=[t[0] or "<blank>" for t in TITLES])
 def test_match_title(title, gpu, code):
-    match = match_title(title)
+    match = match_title(title, CATALOG)
     assert (match.gpu, _code(match.reason)) == (gpu, code), match.reason
 
 
@@ -406,25 +407,24 @@ def test_table_is_large_and_covers_every_code():
 
 
 def test_reasons_read_as_code_and_detail():
-    assert match_title("NVIDIA A100 80GB PCIe") == Match(
+    assert match_title("NVIDIA A100 80GB PCIe", CATALOG) == Match(
         "a100-pcie-80gb", "matched: a100 + 80 GB + pcie"
     )
-    assert match_title("RTX 4090 Laptop GPU").reason == "laptop: laptop"
-    assert match_title("RTX 4080 or 4090").reason == "multi_model: rtx 4080, 4090"
-    assert match_title("").reason == "empty: empty title"
+    assert match_title("RTX 4090 Laptop GPU", CATALOG).reason == "laptop: laptop"
+    assert match_title("RTX 4080 or 4090", CATALOG).reason == "multi_model: rtx 4080, 4090"
+    assert match_title("", CATALOG).reason == "empty: empty title"
 
 
 def test_every_returnable_id_is_in_the_spec_sheet():
-    catalog = Catalog.default()
-    assert catalog.gpu_ids == SPEC_IDS
-    returned = {match_title(t).gpu for t, _, _ in TITLES} - {None}
+    assert CATALOG.gpu_ids == SPEC_IDS
+    returned = {match_title(t, CATALOG).gpu for t, _, _ in TITLES} - {None}
     assert returned <= SPEC_IDS
 
 
 def test_every_spec_name_matches_its_own_id():
     specs = read_gpu_specs(DATA_DIR / "specs" / "gpu_specs.csv")
     for row in specs.iter_rows(named=True):
-        assert match_title(row["name"]).gpu == row["gpu_id"], row["name"]
+        assert match_title(row["name"], CATALOG).gpu == row["gpu_id"], row["name"]
 
 
 def test_catalog_only_returns_ids_of_its_rows():
@@ -460,8 +460,8 @@ def test_normalize_strips_marketplace_text_and_marks():
     assert normalize("RTX 3090 w/ box, w/o fans") == "rtx 3090 with box, without fans"
 
 
-def test_default_catalog_is_cached():
-    assert Catalog.default() is Catalog.default()
+def test_bundled_catalog_is_cached():
+    assert bundled_catalog() is bundled_catalog()
 
 
 @pytest.mark.parametrize(
@@ -504,14 +504,14 @@ def test_normalize_condition(condition, title, expected):
 
 def test_match_command_one_title():
     out = io.StringIO()
-    assert match_command(["ASUS TUF RTX 4090 OC 24GB"], io.StringIO(), out) == 0
+    assert match_command(["ASUS TUF RTX 4090 OC 24GB"], io.StringIO(), out, CATALOG) == 0
     assert out.getvalue() == '{"gpu": "rtx-4090", "reason": "matched: rtx 4090"}\n'
 
 
 def test_match_command_reads_stdin_in_order():
     titles = "RTX 3060\n\nＲＴＸ４０９０ 显卡\nNVIDIA H200 NVL 141GB\n"
     out = io.StringIO()
-    assert match_command(["-"], io.StringIO(titles), out) == 0
+    assert match_command(["-"], io.StringIO(titles), out, CATALOG) == 0
     assert out.getvalue().splitlines() == [
         '{"gpu": null, "reason": "ambiguous: rtx 3060 could be GeForce RTX 3060 12 GB / '
         'GeForce RTX 3060 8 GB"}',
@@ -529,5 +529,5 @@ def test_match_command_reads_stdin_in_order():
 
 def test_match_command_keeps_non_ascii_text():
     out = io.StringIO()
-    match_command(["RTX 3090 ジャンク"], io.StringIO(), out)
+    match_command(["RTX 3090 ジャンク"], io.StringIO(), out, CATALOG)
     assert out.getvalue() == '{"gpu": null, "reason": "for_parts: ジャンク"}\n'
