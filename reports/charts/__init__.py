@@ -8,6 +8,10 @@ spec; bump it when an encoding changes so old site versions stay interpretable.
 
 Scraped strings never reach a Vega expression: GPU ids, providers and labels are data
 values (encoded as fields), never part of a filter or calculate expression.
+
+One module per chart family: `common` (spec version, labels, the figure list, the theme),
+`performance`, `prices`, `renting`, `sensitivity`, `llm`, and `rendering` (vl-convert, the
+SVG cache). This package re-exports their public names.
 """
 
 from reports.charts.common import (

@@ -4,6 +4,11 @@ The Markdown report (`templates/report.md.j2`) and the HTML pages (`templates/*.
 render the same `Section`/`Table`/`Cell` objects built here from one prepared `Dataset`, so
 the report and the site cannot disagree. Cells hold plain text: the HTML templates escape
 it (autoescape), the Markdown template keeps pipes and newlines from breaking tables.
+
+One module per page or part of one: `blocks` (cells, tables, sections, number formats),
+`verdicts`, `changes`, `llm` (front page and GPU pages), `tables` (the "all tables" page)
+and `front` (the front page's other sections and the report's order). This package
+re-exports their public names.
 """
 
 from reports.content.blocks import (
