@@ -154,14 +154,14 @@ def nowcast_backtest_table(validation: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def render_validation_markdown(data: MethodologyData) -> str:
-    """The fitted constants and validation figures (the block shared with the docs)."""
-    out = [
-        f"Computed by the pipeline from the bundled snapshot (run date {data.run_date}; "
-        f"reference GPU {data.reference_gpu}).",
-        "",
-        "### Constants: Dettmers' and fitted",
-        "",
+def _block(heading: str, table: str, note: str = "") -> list[str]:
+    """The lines of one `### heading` block: its note (if any), then its table."""
+    return [f"### {heading}", "", *([note, ""] if note else []), table]
+
+
+def _constants_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "Constants: Dettmers' and fitted",
         markdown_table(
             _formatted(data.constants),
             {
@@ -176,9 +176,12 @@ def render_validation_markdown(data: MethodologyData) -> str:
                 "detail": "detail",
             },
         ),
-        "",
-        "### Validation",
-        "",
+    )
+
+
+def _validation_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "Validation",
         markdown_table(
             _formatted(data.validation.filter(pl.col("check_name") != NOWCAST_CHECK)),
             {
@@ -193,15 +196,12 @@ def render_validation_markdown(data: MethodologyData) -> str:
                 "detail": "detail",
             },
         ),
-        "",
-        "### Prices of today: the nowcast back-test",
-        "",
-        "Rolling origin (methodology §4): at cut-offs every 6 months, everything later is "
-        "hidden, the drift and volatility are refitted on what came before and each series' "
-        "last price is carried to its later monthly prices. Median absolute error of the "
-        "carried price, and the share of later prices inside the 80 % and 95 % intervals; "
-        "the candidate marked *chosen* prices today's stale GPUs.",
-        "",
+    )
+
+
+def _nowcast_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "Prices of today: the nowcast back-test",
         markdown_table(
             _formatted(nowcast_backtest_table(data.validation)),
             {
@@ -214,13 +214,17 @@ def render_validation_markdown(data: MethodologyData) -> str:
                 "chosen": "chosen",
             },
         ),  # fmt: skip
-        "",
-        "### LLM decode: measured beside the model fitted without the GPU",
-        "",
-        "Batch-1 llama.cpp decode tokens/s as published (median of a GPU's rows per model "
-        "and format) and as the decode model predicts them when fitted without that GPU "
-        "(methodology §11); the error is the median over the rows.",
-        "",
+        "Rolling origin (methodology §4): at cut-offs every 6 months, everything later is "
+        "hidden, the drift and volatility are refitted on what came before and each series' "
+        "last price is carried to its later monthly prices. Median absolute error of the "
+        "carried price, and the share of later prices inside the 80 % and 95 % intervals; "
+        "the candidate marked *chosen* prices today's stale GPUs.",
+    )
+
+
+def _llm_decode_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "LLM decode: measured beside the model fitted without the GPU",
         markdown_table(
             _formatted(data.llm_decode),
             {
@@ -233,17 +237,15 @@ def render_validation_markdown(data: MethodologyData) -> str:
                 "n": "rows",
             },
         ),  # fmt: skip
-        "",
-        "### Our ratios beside public evidence",
-        "",
-        "GPU / compared-with ratios: ours from `relative_performance` (and what each side "
-        "rests on), MLPerf's and Lambda's computed directly from the raw rows where both GPUs "
-        "appear in one table (geometric mean over tables; MLPerf single-node systems per GPU, "
-        "Lambda 1-GPU fp16), Dettmers' as stated. Raw ratios are at each GPU's own batch "
-        "size; ours are batch-debiased (B292), which raises smaller-memory GPUs, and fitted "
-        "over every table, so a pair measured side by side in one source can differ "
-        "(model/comparison.py).",
-        "",
+        "Batch-1 llama.cpp decode tokens/s as published (median of a GPU's rows per model "
+        "and format) and as the decode model predicts them when fitted without that GPU "
+        "(methodology §11); the error is the median over the rows.",
+    )
+
+
+def _comparison_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "Our ratios beside public evidence",
         markdown_table(
             _formatted(data.comparison),
             {
@@ -259,7 +261,34 @@ def render_validation_markdown(data: MethodologyData) -> str:
                 "dettmers": "Dettmers",
             },
         ),
+        "GPU / compared-with ratios: ours from `relative_performance` (and what each side "
+        "rests on), MLPerf's and Lambda's computed directly from the raw rows where both GPUs "
+        "appear in one table (geometric mean over tables; MLPerf single-node systems per GPU, "
+        "Lambda 1-GPU fp16), Dettmers' as stated. Raw ratios are at each GPU's own batch "
+        "size; ours are batch-debiased (B292), which raises smaller-memory GPUs, and fitted "
+        "over every table, so a pair measured side by side in one source can differ "
+        "(model/comparison.py).",
+    )
+
+
+# The blocks of the validation Markdown, in order.
+_VALIDATION_BLOCKS = (
+    _constants_block,
+    _validation_block,
+    _nowcast_block,
+    _llm_decode_block,
+    _comparison_block,
+)
+
+
+def render_validation_markdown(data: MethodologyData) -> str:
+    """The fitted constants and validation figures (the block shared with the docs)."""
+    out = [
+        f"Computed by the pipeline from the bundled snapshot (run date {data.run_date}; "
+        f"reference GPU {data.reference_gpu})."
     ]
+    for block in _VALIDATION_BLOCKS:
+        out += ["", *block(data)]
     return "\n".join(out)
 
 

@@ -1,0 +1,164 @@
+"""What every chart shares: the spec version, labels, colours, the figure list and the theme."""
+
+from dataclasses import dataclass
+
+import altair as alt
+import polars as pl
+
+CHART_VERSION = "3"
+WORKLOAD_TITLES = {
+    "training_16bit": "16-bit training",
+    "inference_16bit": "16-bit inference",
+    "inference_8bit": "8-bit inference",
+}
+MARKET_COLORS = alt.Scale(domain=["new", "used"], range=["#1f77b4", "#e6731a"])
+METHOD_OPACITY = alt.Scale(domain=["measured", "estimated"], range=[1.0, 0.4])
+NARROW_WIDTH = 370
+_FONT = {"labelFontSize": 11, "titleFontSize": 12}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A chart of the site: `charts/<name>.svg`, `<name>.narrow.svg`, `<name>.vl.json`."""
+
+    name: str
+    title: str
+    caption: str
+
+
+FIGURES = [
+    Figure(
+        "perf_per_dollar",
+        "Performance per dollar, 1-GPU system",
+        "Relative performance per $1,000 of total cost of ownership (GPU + host + "
+        "electricity), the best 20 GPU × market pairs per workload, each workload on its "
+        "own axis. Colour: price basis (new, used); faded: performance estimated from specs; "
+        "line: 95 % interval. Each label gives the price and how many days old its last "
+        "observation is; ~ marks a nowcast price.",
+    ),
+    Figure(
+        "relative_performance",
+        "Relative performance",
+        "Raw performance relative to the reference GPU (= 1), per workload with its own "
+        "axis, for every GPU with a price or a cloud offer. Faded: estimated from specs; "
+        "line: 95 % interval.",
+    ),
+    Figure(
+        "memory_vs_value",
+        "Memory versus performance per dollar",
+        "Each priced GPU at its better market (1-GPU system): memory on the x axis (log), "
+        "performance per $1,000 on the y axis, with 95 % intervals; dashed lines mark the "
+        "memory tiers and the labelled points are the verdicts per tier.",
+    ),
+    Figure(
+        "price_history",
+        "Price history of popular GPUs",
+        "Weekly median price, new and used, from the cited price history; the point at the "
+        "right edge is today's price (triangle: nowcast from an older observation) with its "
+        "interval.",
+    ),
+    Figure(
+        "cloud_prices",
+        "Cloud prices by provider",
+        "The cheapest offer per provider and price type, in USD per GPU-hour (log axis), "
+        "for the GPUs most providers rent.",
+    ),
+    Figure(
+        "buy_vs_rent",
+        "Buy or rent: cumulative cost",
+        "Cumulative cost of buying a 1-GPU system (price + host, then electricity) and of "
+        "renting the cheapest on-demand offer, at three utilisations; renting is cheaper "
+        "until the lines cross (the dot: break-even day).",
+    ),
+    Figure(
+        "llm_value",
+        "LLM inference: tokens per second against system cost",
+        "Batch-1 generation speed (llama.cpp class, 8,192 tokens of context, 4-bit weights) "
+        "of the smallest system of each GPU that holds the model, against the system's total "
+        "cost of ownership (GPUs at today's price, host, electricity; log axis), at its "
+        "cheaper market. Faded: speed modelled from bandwidth; solid: the GPU also has "
+        "measured rows. Line: 95 % interval of the speed.",
+    ),
+    Figure(
+        "sensitivity",
+        "How the top picks move with the assumptions",
+        "Rank of the 1-GPU systems that make a top 3 (16-bit training) as one assumption "
+        "varies and the others stay at the run's settings: electricity price, utilisation "
+        "and years of ownership.",
+    ),
+]
+
+
+def meta(chart: alt.TopLevelMixin, name: str) -> alt.TopLevelMixin:
+    """Stamp the chart's name and `CHART_VERSION` into its spec."""
+    return chart.properties(usermeta={"gpuvalue_chart": name, "version": CHART_VERSION})
+
+
+def configured(chart: alt.TopLevelMixin, narrow: bool = False) -> alt.TopLevelMixin:
+    """Fonts and legends.
+
+    A narrow chart stacks each legend's entries vertically: a row of entries would make it
+    wider than a phone.
+    """
+    return (
+        chart.configure_axis(**_FONT)
+        .configure_legend(
+            labelFontSize=11,
+            titleFontSize=11,
+            orient="bottom",
+            direction="vertical" if narrow else "horizontal",
+        )
+        .configure_title(fontSize=14, anchor="start")
+        .configure_header(labelFontSize=12, titleFontSize=12)
+        .configure_view(stroke=None)
+    )
+
+
+def wrap_title(text: str, narrow: bool, width: int = 40) -> str | list[str]:
+    """A chart title; on a phone wrapped into lines (a long title widens the whole SVG)."""
+    if not narrow or len(text) <= width:
+        return text
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return [*lines, line]
+
+
+def stack(panels: list[alt.TopLevelMixin], narrow: bool) -> alt.TopLevelMixin:
+    """Panels side by side, or stacked on a phone (or when there is only one)."""
+    if narrow or len(panels) == 1:
+        return alt.vconcat(*panels, spacing=18)
+    return alt.hconcat(*panels, spacing=12)
+
+
+def bar_panel(
+    data: pl.DataFrame,
+    value: str,
+    low: str,
+    high: str,
+    label: str,
+    x_title: str,
+    color: alt.Color | dict,
+    title: str,
+    width: int,
+    tooltip: list,
+) -> alt.LayerChart:
+    """Horizontal bars sorted by value with a 95 % interval rule; estimates faded."""
+    order = data.sort(value, descending=True)[label].to_list()
+    base = alt.Chart(data, height=alt.Step(12), width=width, title=title)
+    y = alt.Y(f"{label}:N", sort=order, title=None, axis=alt.Axis(labelLimit=230))
+    bars = base.mark_bar().encode(
+        y=y,
+        x=alt.X(f"{value}:Q", title=x_title),
+        color=color,
+        opacity=alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance"),
+        tooltip=tooltip,
+    )
+    rules = base.mark_rule(color="#222", strokeWidth=1).encode(
+        y=y, x=alt.X(f"{low}:Q"), x2=alt.X2(f"{high}:Q")
+    )
+    return alt.layer(bars, rules)

@@ -1,0 +1,99 @@
+"""Rendering charts to SVG with vl-convert: the SVG cache, one chart, many charts at once."""
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import altair as alt
+import vl_convert as vlc
+
+from reports.charts.common import configured
+
+
+class SvgCache:
+    """SVGs by a hash of the spec they were rendered from, kept from one build to the next.
+
+    Most charts of a night are the previous night's (a GPU whose prices did not move draws
+    the same chart), and vl-convert's rendering is most of a chart's cost, so a chart is
+    rendered only when its spec is new. `prune()` then removes what this build did not use,
+    so the cache holds one build's charts, not every night's. `folder=None` renders always.
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self.used: set[str] = set()
+        self.hits = 0
+
+    def svg(self, spec: dict, render: Callable[[dict], str]) -> str:
+        """`render(spec)`, or the SVG an earlier build rendered from the same spec."""
+        if self.folder is None:
+            return render(spec)
+        text = json.dumps([vlc.__version__, spec], sort_keys=True, separators=(",", ":"))
+        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        path = self.folder / f"{key}.svg"
+        self.used.add(path.name)
+        if path.exists():
+            self.hits += 1
+            return path.read_text(encoding="utf-8")
+        svg = render(spec)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        staged = path.with_name(f".{key}.{os.getpid()}.{threading.get_ident()}.tmp")
+        staged.write_text(svg, encoding="utf-8")
+        staged.replace(path)  # atomic: a killed build leaves no half-written entry
+        return svg
+
+    def prune(self) -> None:
+        """Remove the entries (and leftovers) this build did not use."""
+        if self.folder is None or not self.folder.is_dir():
+            return
+        for path in self.folder.iterdir():
+            if path.name not in self.used:
+                path.unlink(missing_ok=True)
+
+
+NO_CACHE = SvgCache(None)
+
+
+def render_chart(
+    chart: alt.TopLevelMixin,
+    out_dir: Path,
+    name: str,
+    validate: bool = True,
+    cache: SvgCache = NO_CACHE,
+) -> list[Path]:
+    """Write `<name>.vl.json` and `<name>.svg`; return their paths.
+
+    `validate=False` skips Altair's JSON-schema check (a third of a small chart's time),
+    for the many charts one validated builder makes.
+    """
+    spec = configured(chart, narrow=name.endswith(".narrow")).to_dict(validate=validate)
+    paths = [out_dir / f"{name}.vl.json", out_dir / f"{name}.svg"]
+    paths[0].write_text(json.dumps(spec, indent=1, sort_keys=True), encoding="utf-8")
+    paths[1].write_text(cache.svg(spec, vlc.vegalite_to_svg), encoding="utf-8")
+    return paths
+
+
+@dataclass(frozen=True)
+class ChartJob:
+    """One chart to render: how to build it and where."""
+
+    build: Callable[[], alt.TopLevelMixin]
+    out_dir: Path
+    name: str
+    validate: bool = True
+
+
+def render_many(jobs: list[ChartJob], workers: int = 2, cache: SvgCache = NO_CACHE) -> list[Path]:
+    """Build and render charts in a small thread pool (vl-convert releases the GIL)."""
+
+    def run(job: ChartJob) -> list[Path]:
+        job.out_dir.mkdir(parents=True, exist_ok=True)
+        return render_chart(job.build(), job.out_dir, job.name, job.validate, cache)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return [p for paths in pool.map(run, jobs) for p in paths]

@@ -1,0 +1,161 @@
+"""Renting charts: cloud prices by provider, and the cumulative cost of buying versus renting."""
+
+import altair as alt
+import polars as pl
+
+from reports.charts.common import meta, wrap_title
+
+
+def cloud_prices_chart(
+    cloud_perf: pl.DataFrame, gpu_ids: list[str], narrow: bool = False
+) -> alt.TopLevelMixin:
+    """Cheapest offer per provider and price type, USD per GPU-hour, for `gpu_ids`."""
+    data = (
+        cloud_perf.filter(
+            pl.col("gpu_id").is_in(gpu_ids) & (pl.col("workload") == "training_16bit")
+        )
+        .select(
+            "gpu_id", "provider", "price_type", "usd_per_gpu_hour", "instance_type", "offer_day"
+        )
+        .with_columns(pl.col("offer_day").cast(pl.Utf8))
+    )
+    order = (
+        data.group_by("gpu_id")
+        .agg(pl.col("usd_per_gpu_hour").min())
+        .sort("usd_per_gpu_hour")["gpu_id"]
+        .to_list()
+    )
+    chart = (
+        alt.Chart(data, width=190 if narrow else 640, height=alt.Step(22))
+        .mark_point(size=70, filled=True, opacity=0.85)
+        .encode(
+            y=alt.Y("gpu_id:N", sort=order, title=None),
+            x=alt.X(
+                "usd_per_gpu_hour:Q",
+                scale=alt.Scale(type="log", nice=False),
+                title="USD per GPU-hour (log)",
+            ),
+            color=alt.Color(
+                "provider:N", title="provider", legend=alt.Legend(columns=1 if narrow else 4)
+            ),
+            shape=alt.Shape("price_type:N", title="price type"),
+            tooltip=[
+                "gpu_id",
+                "provider",
+                "price_type",
+                "instance_type",
+                alt.Tooltip("usd_per_gpu_hour:Q", format="$.3f"),
+                "offer_day",
+            ],
+        )
+        .properties(
+            title=wrap_title("Cloud prices: cheapest offer per provider and price type", narrow)
+        )
+    )
+    return meta(chart, "cloud_prices")
+
+
+def buy_vs_rent_data(
+    cloud: pl.DataFrame, gpu_ids: list[str], utilizations: tuple[float, ...], horizon: float
+) -> pl.DataFrame:
+    """Cumulative cost lines (day 0 and `horizon`) of buying and renting, and break-evens.
+
+    Per GPU the cheapest on-demand offer (cloud_vs_buy rows of the workstation platform).
+    """
+    rows = (
+        cloud.filter(
+            pl.col("gpu_id").is_in(gpu_ids)
+            & (pl.col("price_type") == "on_demand")
+            & pl.col("utilization").is_in(list(utilizations))
+        )
+        .sort("usd_per_gpu_hour", "provider")
+        .group_by("gpu_id", "utilization", maintain_order=True)
+        .first()
+        .with_columns(
+            use=pl.format("{} % use", (pl.col("utilization") * 100).round(0).cast(pl.Int64)),
+            panel=pl.format(
+                "{}: buy ${}, rent ${}/h ({})",
+                "gpu_id",
+                pl.col("buy_cost_usd").round(0).cast(pl.Int64),
+                pl.col("usd_per_gpu_hour").round(2),
+                "provider",
+            ),
+        )
+    )
+    lines = []
+    for day in (0.0, horizon):
+        lines.append(
+            rows.select(
+                "gpu_id",
+                "panel",
+                "use",
+                day=pl.lit(day),
+                usd=pl.col("buy_cost_usd") + pl.col("own_usd_per_day") * day,
+                way=pl.lit("buy"),
+            )
+        )
+        lines.append(
+            rows.select(
+                "gpu_id",
+                "panel",
+                "use",
+                day=pl.lit(day),
+                usd=pl.col("cloud_usd_per_day") * day,
+                way=pl.lit("rent"),
+            )
+        )
+    even = rows.filter(pl.col("break_even_days") <= horizon).select(
+        "gpu_id",
+        "panel",
+        "use",
+        day="break_even_days",
+        usd=pl.col("cloud_usd_per_day") * pl.col("break_even_days"),
+        way=pl.lit("break-even"),
+    )
+    return pl.concat([*lines, even], how="vertical_relaxed")
+
+
+def buy_vs_rent_chart(
+    cloud: pl.DataFrame,
+    gpu_ids: list[str],
+    horizon: float,
+    utilizations: tuple[float, ...] = (0.15, 0.35, 0.60),
+    narrow: bool = False,
+) -> alt.TopLevelMixin:
+    """Cumulative cost of buying vs renting over time, small multiples per GPU."""
+    data = buy_vs_rent_data(cloud, gpu_ids, utilizations, horizon)
+    base = alt.Chart(data)
+    x = alt.X("day:Q", title="days", scale=alt.Scale(domain=[0, horizon]))
+    y = alt.Y("usd:Q", title="cumulative USD")
+    color = alt.Color("use:N", title="utilisation")
+    lines = (
+        base.transform_filter(alt.datum.way != "break-even")
+        .mark_line()
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            strokeDash=alt.StrokeDash(
+                "way:N", scale=alt.Scale(domain=["buy", "rent"], range=[[1, 0], [5, 3]])
+            ),
+            detail="way:N",
+        )
+    )
+    dots = (
+        base.transform_filter(alt.datum.way == "break-even")
+        .mark_point(filled=True, size=50)
+        .encode(
+            x=x, y=y, color=color, tooltip=["gpu_id", "use", alt.Tooltip("day:Q", format=".0f")]
+        )
+    )
+    width, columns = (280, 1) if narrow else (300, 2)
+    chart = (
+        alt.layer(lines, dots)
+        .properties(width=width, height=170)
+        .facet(facet=alt.Facet("panel:N", title=None), columns=columns)
+        .resolve_scale(y="independent")
+    )
+    return meta(
+        chart.properties(title=wrap_title("Buy or rent: cumulative cost over time", narrow)),
+        "buy_vs_rent",
+    )

@@ -1,0 +1,158 @@
+"""The front page's own sections (best per dollar, freshness, charts) and the report's order.
+
+The Markdown report is the front page's sections followed by the "all tables" page's.
+"""
+
+import polars as pl
+
+from reports.charts import FIGURES, WORKLOAD_TITLES
+from reports.content.blocks import Section, Table, frame_table, interval, money_expr
+from reports.content.changes import changes_section
+from reports.content.llm import llm_section
+from reports.content.tables import detail_sections
+from reports.content.verdicts import verdict_section
+from reports.dataset import Dataset
+from reports.report import HEADLINE_WAYS, REPORT_VERSION, headline
+
+
+def headline_table(top: pl.DataFrame, table: str, **kwargs) -> Table:
+    """One headline table: buying (total cost of ownership) or renting (per GPU-hour)."""
+    ranked = top.with_columns(rank=pl.int_range(1, pl.len() + 1))
+    ppd = pl.struct("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high")
+    if table == "cloud":
+        return frame_table(
+            ranked.with_columns(
+                usd=pl.col("usd_per_gpu_hour").round(3),
+                ppd=ppd.map_elements(lambda s: interval(*s.values()), return_dtype=pl.Utf8),
+                offer_day=pl.col("offer_day").cast(pl.Utf8),
+            ),
+            {
+                "rank": "#",
+                "gpu_id": "GPU",
+                "provider": "provider",
+                "usd": "$/GPU-hour",
+                "method": "perf method",
+                "ppd": "ref-GPU-hours per $ (95 % interval)",
+                "offer_day": "price as of",
+            },
+            **kwargs,
+        )
+    return frame_table(
+        ranked.with_columns(
+            price=money_expr("price_usd"),
+            total=money_expr("total_cost_usd"),
+            rel=pl.col("relative_performance").round(2),
+            ppd=ppd.map_elements(lambda s: interval(*s.values(), 1000.0), return_dtype=pl.Utf8),
+            p3=pl.format("{}%", (pl.col("p_top3") * 100).round(0).cast(pl.Int64)),
+            price_seen=pl.format(
+                "{}, {}", pl.col("price_method").fill_null("observed"), pl.col("price_day")
+            ),
+        ),
+        {
+            "rank": "#",
+            "gpu_id": "GPU",
+            "price": "GPU price",
+            "total": "total cost",
+            "rel": "rel. perf",
+            "method": "perf method",
+            "ppd": "perf per $1,000 (95 % interval)",
+            "p3": "P(top 3)",
+            "price_seen": "price: method, last seen",
+        },
+        **kwargs,
+    )
+
+
+def headline_section(ds: Dataset) -> Section:
+    """The three best per workload and way to get a GPU (perf_per_dollar, cloud tables)."""
+    tables = []
+    for workload, ways in headline(ds.data).items():
+        for i, (way, top) in enumerate(ways.items()):
+            kwargs = {
+                "title": HEADLINE_WAYS[way][3],
+                "heading": WORKLOAD_TITLES[workload] if i == 0 else "",
+                "empty": "No priced GPU has a value for this workload.",
+            }
+            if top.is_empty():
+                tables.append(Table((), [], **kwargs))
+            else:
+                tables.append(headline_table(top, HEADLINE_WAYS[way][0], **kwargs))
+    return Section(
+        "best",
+        "Best performance per dollar",
+        [
+            "For each workload and each way to get a GPU, the three best by performance per "
+            "dollar, read from the `perf_per_dollar` (1-GPU systems; SXM/OAM modules come "
+            "only in 4- and 8-GPU servers) and `cloud_perf_per_dollar` tables. Prices of "
+            "different markets are never averaged here.",
+        ],
+        tables,
+        after=[
+            "*P(top 3)*: the share of bootstrap replicates (prices, benchmarks, scaling) in "
+            "which the GPU is among the 3 best of its workload at the same price basis."
+        ],
+    )
+
+
+def freshness_section(ds: Dataset) -> Section:
+    """How old each input is, with its status (ok, stale, failed) and why."""
+    data = ds.data
+    return Section(
+        "freshness",
+        "How old each input is",
+        [
+            f"Ages in days on {data.today} (the build date). The newest input dates this "
+            f"run: {data.run_date}."
+        ],
+        [
+            frame_table(
+                data.freshness.with_columns(pl.col("as_of").cast(pl.Utf8)),
+                {
+                    "input": "input",
+                    "source": "source",
+                    "rows": "rows",
+                    "as_of": "as of",
+                    "age_days": "age (days)",
+                    "status": "status",
+                    "detail": "why",
+                },
+            )
+        ],
+    )
+
+
+def charts_section() -> Section:
+    """The charts, in reading order (the lead chart is shown with the answer)."""
+    return Section(
+        "charts",
+        "Charts",
+        figures=[f for f in FIGURES if f.name not in ("perf_per_dollar", "llm_value")],
+    )
+
+
+def intro(ds: Dataset) -> str:
+    """The report's opening paragraph."""
+    params = ds.data.parameters
+    return (
+        "Which GPU gives the most deep-learning performance per dollar, to buy or to rent. "
+        f"Relative performance is normalised to **{ds.data.reference_gpu} = 1.0**. "
+        f"Total cost = GPU price + host system (${params['host_cost_usd']['1']:,.0f} for one "
+        f"GPU) + {params['years']:g} years of electricity at "
+        f"${params['electricity_usd_per_kwh']:g}/kWh and {params['utilization']:.0%} "
+        f"utilisation. Report version {REPORT_VERSION}."
+    )
+
+
+def report_sections(ds: Dataset) -> list[Section]:
+    """Every section of the Markdown report, in order."""
+    lead = next(f for f in FIGURES if f.name == "perf_per_dollar")
+    charts = charts_section()
+    return [
+        verdict_section(ds),
+        changes_section(ds),
+        headline_section(ds),
+        llm_section(ds),
+        Section("charts", "Charts", figures=[lead, *charts.figures]),
+        freshness_section(ds),
+        *detail_sections(ds),
+    ]
