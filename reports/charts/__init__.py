@@ -42,9 +42,6 @@ from reports.charts.rendering import ChartJob, SvgCache, render_chart, render_ma
 from reports.charts.renting import buy_vs_rent_chart, buy_vs_rent_data, cloud_prices_chart
 from reports.charts.sensitivity import SENSITIVITY_TITLES, sensitivity_chart, sensitivity_data
 
-# The name tests/reports/test_chart_cache.py imports from before the split.
-_render = render_chart
-
 __all__ = [
     "CHART_VERSION",
     "FIGURES",
@@ -57,7 +54,6 @@ __all__ = [
     "ChartJob",
     "Figure",
     "SvgCache",
-    "_render",
     "buy_vs_rent_chart",
     "buy_vs_rent_data",
     "cloud_prices_chart",

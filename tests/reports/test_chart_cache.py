@@ -4,7 +4,7 @@ keeps only what the last build used."""
 import altair as alt
 import polars as pl
 
-from reports.charts import SvgCache, _render
+from reports.charts import SvgCache, render_chart
 
 
 def chart(height: float) -> alt.Chart:
@@ -16,15 +16,15 @@ def test_an_unchanged_spec_is_served_from_the_cache_and_unused_entries_go(tmp_pa
     folder = tmp_path / "cache"
     first = SvgCache(folder)
     (tmp_path / "one").mkdir()
-    _render(chart(2.0), tmp_path / "one", "a", cache=first)
-    _render(chart(3.0), tmp_path / "one", "b", cache=first)
+    render_chart(chart(2.0), tmp_path / "one", "a", cache=first)
+    render_chart(chart(3.0), tmp_path / "one", "b", cache=first)
     first.prune()
     assert first.hits == 0 and len(list(folder.iterdir())) == 2
 
     second = SvgCache(folder)
     (tmp_path / "two").mkdir()
-    _render(chart(2.0), tmp_path / "two", "a", cache=second)  # unchanged: from the cache
-    _render(chart(4.0), tmp_path / "two", "b", cache=second)  # changed: rendered
+    render_chart(chart(2.0), tmp_path / "two", "a", cache=second)  # unchanged: from the cache
+    render_chart(chart(4.0), tmp_path / "two", "b", cache=second)  # changed: rendered
     (folder / ".leftover.1.2.tmp").write_text("half", encoding="utf-8")  # a killed build's
     second.prune()
     assert second.hits == 1
@@ -38,8 +38,8 @@ def test_an_unchanged_spec_is_served_from_the_cache_and_unused_entries_go(tmp_pa
 
 def test_without_a_folder_every_chart_is_rendered(tmp_path):
     cache = SvgCache(None)
-    _render(chart(2.0), tmp_path, "a", cache=cache)
-    _render(chart(2.0), tmp_path, "b", cache=cache)
+    render_chart(chart(2.0), tmp_path, "a", cache=cache)
+    render_chart(chart(2.0), tmp_path, "b", cache=cache)
     cache.prune()
     assert (
         cache.hits == 0 and (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
