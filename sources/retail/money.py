@@ -156,6 +156,28 @@ def _groups_ok(groups: list[str], currency: str | None) -> bool:
     return (western or indian) and head.lstrip("0") != ""
 
 
+def _decimal_mark(digits: str, raw: str, currency: str | None) -> str | None:
+    """The decimal mark of a number's `digits` ("." or ","), or None when it has none.
+
+    Raises:
+        Unreadable: Both marks appear and the last one more than once ("1.234.567,8,9").
+    """
+    marks = [c for c in digits if c in ".,"]
+    if "." in marks and "," in marks:
+        decimal = marks[-1]  # whichever comes last is the decimal mark
+        if marks.count(decimal) != 1:
+            raise Unreadable(f"mixed separators: {raw.strip()!r:.40}")
+        return decimal
+    if marks:
+        sep = marks[0]
+        tail = digits.rsplit(sep, 1)[1]
+        # One separator before exactly three digits is grouping ("3,500", "1.299"), as is a
+        # repeated one ("1,57,990"); one before one or two digits is the decimal mark.
+        if len(marks) == 1 and len(tail) in (1, 2) and currency not in _NO_DECIMALS:
+            return sep
+    return None
+
+
 def read_number(raw: str, currency: str | None = None) -> float:
     """A positive amount in any real grouping: 1,299.00 / 1.299,00 / 1 299,00 / 1,57,990.
 
@@ -172,19 +194,7 @@ def read_number(raw: str, currency: str | None = None) -> float:
         digits = digits[:-1].rstrip()
     if not digits or not re.fullmatch(r"[0-9][0-9.,' ]*", digits, re.ASCII):
         raise Unreadable(f"not a number: {raw.strip()!r:.40}")
-    marks = [c for c in digits if c in ".,"]
-    decimal = None
-    if "." in marks and "," in marks:
-        decimal = marks[-1]  # whichever comes last is the decimal mark
-        if marks.count(decimal) != 1:
-            raise Unreadable(f"mixed separators: {raw.strip()!r:.40}")
-    elif marks:
-        sep = marks[0]
-        tail = digits.rsplit(sep, 1)[1]
-        # One separator before exactly three digits is grouping ("3,500", "1.299"), as is a
-        # repeated one ("1,57,990"); one before one or two digits is the decimal mark.
-        if len(marks) == 1 and len(tail) in (1, 2) and currency not in _NO_DECIMALS:
-            decimal = sep
+    decimal = _decimal_mark(digits, raw, currency)
     whole, _, fraction = digits.partition(decimal) if decimal else (digits, "", "")
     if len(fraction) > 2 or (decimal and not fraction.isdigit()):
         raise Unreadable(f"not a price's decimals: {raw.strip()!r:.40}")

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from sources.retail import ebay
 from sources.retail.ebay import is_block_page, parse_caption, parse_date, parse_ebay, parse_shipping
+from sources.retail.ebay import page as ebay_page
 from sources.retail.records import Listing, Outcome
 from sources.retail.snapshot import render_ebay_item, render_ebay_sold
 from tests.paths import FIXTURES_ROOT
@@ -565,7 +565,7 @@ def test_an_exception_inside_is_a_parse_error(monkeypatch):
     def boom(*args):
         raise RuntimeError("layout changed")
 
-    monkeypatch.setattr(ebay, "_parse_search", boom)
+    monkeypatch.setattr(ebay_page, "parse_search", boom)
     result = parse_ebay(fixture("search_scard_sold_com.html"))
     assert result.outcome is Outcome.PARSE_ERROR
     assert result.detail == "RuntimeError: layout changed"
