@@ -32,6 +32,22 @@ from sources.bundled import (
     to_usd,
 )
 from sources.cloud.providers import PROVIDERS
+from sources.retail.ebay import parse_ebay
+from tests.paths import FIXTURES_ROOT
+
+
+def two_megabyte_ebay_page() -> bytes:
+    """A results page as big as real ones get: 240 cards (_ipg=240) and 2 MB of inline script.
+
+    Built from the test fixture's markup (tests/sources/retail/test_ebay.py checks it parses
+    every card; how fast is read here, target well under a second).
+    """
+    page = (FIXTURES_ROOT / "retail" / "ebay" / "search_scard_sold_com.html").read_text()
+    head, rest = page.split('<ul class="srp-results srp-list clearfix">', 1)
+    cards, tail = rest.split("</ul>", 1)
+    script = '<script>window.SRP = {"state": "' + "x" * 2_000_000 + '"};</script>'
+    body = head + '<ul class="srp-results srp-list clearfix">' + cards * 48 + "</ul>"
+    return (body + script + tail).encode()
 
 
 def best_of(repeats: int, fn):
@@ -66,6 +82,9 @@ def main() -> None:
         n, lambda: pl.concat([read_cloud_offers(f, ids, PROVIDERS) for f in cloud_files])
     )
     rows.append(("read cloud offers", t, cloud.height))
+    big = two_megabyte_ebay_page()
+    t, parsed = best_of(n, lambda: parse_ebay(big, "https://www.ebay.com/sch/i.html"))
+    rows.append((f"parse a {len(big) / 1e6:.1f} MB eBay results page", t, len(parsed.records)))
 
     results = pl.concat(bench)
     params = ModelParameters()

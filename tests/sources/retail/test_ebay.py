@@ -5,7 +5,6 @@ captures in realdata/ebay (see tests/test_ebay_realdata.py), the listings are in
 """
 
 import datetime as dt
-import time
 
 import pytest
 
@@ -725,9 +724,10 @@ def test_snapshot_pages_round_trip():
     )
 
 
-def test_a_two_megabyte_page_parses_well_under_a_second():
+def test_a_two_megabyte_page_parses_every_card():
     # A real results page is mostly inline script and JSON around at most 240 cards
-    # (_ipg=240); this one has 240 cards and 2 MB of script.
+    # (_ipg=240); this one has 240 cards and 2 MB of script. How long it takes is measured
+    # by bench/, not asserted here: a timing assertion fails on a loaded machine.
     page = fixture("search_scard_sold_com.html").decode()
     head, rest = page.split('<ul class="srp-results srp-list clearfix">', 1)
     cards, tail = rest.split("</ul>", 1)
@@ -735,11 +735,8 @@ def test_a_two_megabyte_page_parses_well_under_a_second():
     big = head + '<ul class="srp-results srp-list clearfix">' + cards * 48 + "</ul>"
     big = (big + script + tail).encode()
     assert len(big) > 2_000_000
-    start = time.perf_counter()
     result = parse_ebay(big, "https://www.ebay.com/sch/i.html")
-    elapsed = time.perf_counter() - start
     assert len(result.records) == 240
-    assert elapsed < 1.0, f"{elapsed:.2f}s for {len(big):,} bytes"
 
 
 # --- decoding and completeness (issue 14) ----------------------------------------------
