@@ -22,9 +22,13 @@ def _system(gpu_id: str, n: int) -> str:
 def llm_cheapest_table(ds: Dataset, bits: int = 4) -> Table:
     """Per model size and basis: the cheapest $ per million tokens, with its speed."""
     cost = ds.llm_cost.filter((pl.col("bits") == bits) & (pl.col("rank") == 1))
-    rates = ds.llm_throughput.select(
-        "gpu_id", "model_params_b", "bits", "num_gpus", "context_tokens", "decode_tokens_per_s"
-    ).filter(pl.col("context_tokens") == ds.data.parameters.get("llm_context_tokens", 8192))
+    # The speed shown is the one the cost was computed from: llm_cost prices the modelled
+    # rows, and a measured row of the same configuration beside it would be picked by
+    # chance (the two come in no fixed order).
+    rates = ds.llm_throughput.filter(
+        pl.col("method").str.starts_with("modelled")
+        & (pl.col("context_tokens") == ds.data.parameters.get("llm_context_tokens", 8192))
+    ).select("gpu_id", "model_params_b", "bits", "num_gpus", "decode_tokens_per_s")
     rows = []
     for size in sorted(set(cost["model_params_b"])):
         cells = [Cell(f"{size}B, {bits}-bit")]
