@@ -26,53 +26,17 @@ from model.uncertainty import (
     perf_per_dollar_replicates,
     performance_replicates,
 )
-from pipeline.defs.model.common import KINDS, model_step, read_all, read_for_run
+from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
+from warehouse.reads import (
+    read_all,
+    read_for_run,
+    read_latest_offers,
+    read_latest_prices,
+    read_price_observations,
+)
 
 SENSITIVITY_KEEP_DAYS = 31
-
-
-def read_latest_prices(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Today's price per GPU x market for the run (the current_prices asset's rows)."""
-    return read_for_run(con, "current_prices", run_date)
-
-
-def read_price_observations(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """The usable observations behind the run's observed prices (their day, GPU, market).
-
-    Only these feed the price bootstrap, so the read is bounded by the GPUs priced today,
-    not by the length of the history. The days' range is passed as constants so DuckDB
-    skips every row group outside it by its min/max (observations arrive in day order);
-    a join alone would scan, and fetch every column of, the whole history.
-    """
-    observed = (
-        "FROM current_prices c WHERE c.run_date = ? AND c.price_method = 'observed'"
-        " AND c.market <> 'mean'"
-    )
-    first, last = con.sql(
-        f"SELECT min(c.price_day), max(c.price_day) {observed}", params=[run_date]
-    ).fetchall()[0]
-    if first is None:
-        return con.sql("SELECT * FROM price_observations LIMIT 0").pl()
-    return con.sql(
-        "SELECT o.* FROM price_observations o"
-        f" SEMI JOIN (SELECT c.gpu_id, c.market, c.price_day {observed}) c"
-        " ON o.gpu_id = c.gpu_id AND o.market = c.market"
-        " AND CAST(o.observed_at AS DATE) = c.price_day"
-        " WHERE o.drop_reason IS NULL"
-        " AND o.observed_at >= ? AND o.observed_at < ? + INTERVAL 1 DAY",
-        params=[run_date, first, last],
-    ).pl()
-
-
-def read_latest_offers(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Each provider's newest cloud snapshot on or before the run date (older is history)."""
-    return con.sql(
-        "SELECT * FROM cloud_offers c WHERE CAST(observed_at AS DATE) = ("
-        " SELECT max(CAST(d.observed_at AS DATE)) FROM cloud_offers d"
-        " WHERE d.provider = c.provider AND CAST(d.observed_at AS DATE) <= ?)",
-        params=[run_date],
-    ).pl()
 
 
 def run_efficiencies(
