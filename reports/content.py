@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from model.verdicts import BUDGETS_USD, OPTION_TITLES, SCALE, UNITS, rental_hours
 from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.dataset import Dataset
 from reports.report import HEADLINE_WAYS, REPORT_VERSION, headline
-from reports.verdict import OPTION_TITLES, SCALE, UNITS, rental_hours
 
 
 @dataclass(frozen=True)
@@ -629,7 +629,6 @@ def llm_cheapest_table(ds: Dataset, bits: int = 4) -> Table:
 def llm_budget_table(ds: Dataset, bits: int = 4) -> Table:
     """Per budget (system cost of ownership) and model size: the fastest system to buy."""
     from reports.charts import llm_value_data
-    from reports.verdict import BUDGETS_USD
 
     data = llm_value_data(ds.llm_throughput, ds.data.perf, sizes=(8, 32, 70))
     sizes = sorted(set(data["model_params_b"]))

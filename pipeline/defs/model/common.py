@@ -99,20 +99,25 @@ class ModelStep:
         self.written[table] = (rows.height, table_rows(self.con, table))
 
     def result(
-        self, log: str | None = None, table: str | None = None, **metadata
+        self,
+        log: str | None = None,
+        table: str | None = None,
+        asset: str | None = None,
+        **metadata,
     ) -> dg.MaterializeResult:
         """Log one line and return the materialization with its metadata.
 
         `rows` and `dagster/row_count` describe `table`: by default the table named like
         the asset, else the first one written. `log` replaces the line's default
-        "<rows> rows".
+        "<rows> rows". `asset` names which asset of a multi-asset this result is for.
         """
-        name = self.context.asset_key.to_user_string()
+        name = asset or self.context.asset_key.to_user_string()
         table = table or (name if name in self.written else next(iter(self.written)))
         rows, total = self.written[table]
         self.context.log.info(f"{name} {self.run_date}: {log or f'{rows} rows'}")
         return dg.MaterializeResult(
-            metadata={"run_date": str(self.run_date), "rows": rows, ROW_COUNT: total, **metadata}
+            asset_key=asset,
+            metadata={"run_date": str(self.run_date), "rows": rows, ROW_COUNT: total, **metadata},
         )
 
 

@@ -1,4 +1,4 @@
-"""Decision assets: renting, sensitivity and recommendations (thin wrappers, methodology §6-9).
+"""Decision assets: renting, sensitivity, recommendations and verdicts (methodology §6-9).
 
 Like every model table, each is keyed by `run_date` and replaced as a whole for that date.
 The bootstrap draws are recomputed where needed instead of stored: they are seeded, cheap
@@ -6,6 +6,8 @@ The bootstrap draws are recomputed where needed instead of stored: they are seed
 """
 
 import datetime as dt
+import json
+from collections.abc import Iterator
 
 import dagster as dg
 import duckdb
@@ -14,7 +16,7 @@ from dagster_duckdb import DuckDBResource
 
 from model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
 from model.fit import efficiency_table
-from model.parameters import ModelParameters
+from model.parameters import WORKLOADS, ModelParameters
 from model.recommendations import (
     buy_candidates,
     rent_candidates,
@@ -26,6 +28,7 @@ from model.uncertainty import (
     perf_per_dollar_replicates,
     performance_replicates,
 )
+from model.verdicts import verdicts as compute_verdicts
 from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import (
@@ -135,36 +138,73 @@ def sensitivity(
     return step.result(f"{rows.height} rows, {moved.height} moved", rank_moves=moved.height)
 
 
-@dg.asset(
-    group_name="model",
-    kinds=KINDS,
+@dg.multi_asset(
     pool=WAREHOUSE_POOL,
-    deps=["perf_per_dollar", "cloud_perf_per_dollar", "current_prices"],
-    description=(
-        "One row per workload x memory tier (>= 8, 12, 16, 24, 48, 80 GB) x option "
-        "(buy_new, buy_used, rent, rent_spot): the best GPU with its 95 % interval, the "
-        "probability it is the tier's best, and the runner-up."
-    ),
+    specs=[
+        dg.AssetSpec(
+            "recommendations",
+            group_name="model",
+            kinds=KINDS,
+            deps=["perf_per_dollar", "cloud_perf_per_dollar", "current_prices"],
+            description=(
+                "One row per workload x memory tier (>= 8, 12, 16, 24, 48, 80 GB) x option "
+                "(buy_new, buy_used, rent, rent_spot): the best GPU with its 95 % interval, "
+                "the probability it is the tier's best, and the runner-up."
+            ),
+        ),
+        dg.AssetSpec(
+            "verdicts",
+            group_name="model",
+            kinds=KINDS,
+            deps=["recommendations", "perf_per_dollar", "cloud_perf_per_dollar", "cloud_offers"],
+            description=(
+                "One row per workload x (budget | memory tier) x option (buy_new, buy_used, "
+                "rent_on_demand, rent_spot): the site's verdict, the GPU (or system) with "
+                "the highest perf per dollar that fits, its 95 % interval, P(best), the "
+                "price behind it, the runner-up and one line of why (NULL gpu_id: nothing "
+                "fits, and why says so)."
+            ),
+        ),
+    ],
 )
-def recommendations(
+def decisions(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
-) -> dg.MaterializeResult:
-    """Best GPU to buy new, buy used or rent per workload and memory tier."""
+) -> Iterator[dg.MaterializeResult]:
+    """Best GPU per workload and memory tier (recommendations), then by budget (verdicts).
+
+    One step writes both so the price bootstrap, the run's slowest draw, runs once a night:
+    the verdicts' P(best) uses the same replicates as the recommendations'.
+    """
     with model_step(context, settings, warehouse) as step:
-        params = step.params
-        buy = buy_candidates(
-            step.read("perf_per_dollar"), bootstrap(step.con, step.run_date, params)
-        )
-        rent = rent_candidates(
-            step.read("cloud_perf_per_dollar"),
-            performance_replicates(step.read("relative_performance"), params),
-        )
+        run_date, params = step.run_date, step.params
+        perf, cloud = step.read("perf_per_dollar"), step.read("cloud_perf_per_dollar")
+        replicates = bootstrap(step.con, run_date, params)
+        performance = performance_replicates(step.read("relative_performance"), params)
+        buy = buy_candidates(perf, replicates)
+        rent = rent_candidates(cloud, performance)
         rows = compute_recommendations(
             pl.concat([buy[0], rent[0]]),
             pl.concat([buy[1], rent[1]]),
             step.read_all("gpus"),
             params.memory_tiers_gb,
-            step.run_date,
+            run_date,
         )
         step.write("recommendations", rows)
-    return step.result(bootstrap_replicates=params.bootstrap_replicates)
+        found = compute_verdicts(
+            perf,
+            cloud,
+            rows,
+            read_latest_offers(step.con, run_date),
+            replicates,
+            performance,
+            json.loads(params.to_json()),
+            run_date,
+            WORKLOADS,
+        )
+        step.write("verdicts", found)
+    yield step.result(asset="recommendations", bootstrap_replicates=params.bootstrap_replicates)
+    yield step.result(
+        f"{found.height} rows, {found['gpu_id'].null_count()} without a GPU",
+        asset="verdicts",
+        without_gpu=found["gpu_id"].null_count(),
+    )
