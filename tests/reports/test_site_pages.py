@@ -15,7 +15,7 @@ import pytest
 from model.parameters import WORKLOADS, ModelParameters
 from model.uncertainty import performance_replicates
 from model.verdicts import BUDGETS_USD, rental_hours, verdicts
-from pipeline.defs.model.decisions import bootstrap
+from pipeline.defs.model.inputs import bootstrap
 from reports.content import Cell, verdict_cell
 from reports.dataset import prepare_dataset
 from reports.pages import (

@@ -1,8 +1,8 @@
 """Decision assets: renting, sensitivity, recommendations and verdicts (methodology §6-9).
 
 Like every model table, each is keyed by `run_date` and replaced as a whole for that date.
-The bootstrap draws are recomputed where needed instead of stored: they are seeded, cheap
-(well under a second on the bundled snapshot) and would otherwise add ~10^5 rows per run.
+The price bootstrap (inputs.bootstrap) is drawn once here for both recommendations and
+verdicts (the `decisions` step).
 """
 
 import datetime as dt
@@ -10,13 +10,11 @@ import json
 from collections.abc import Iterator
 
 import dagster as dg
-import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
-from model.fit import efficiency_table
-from model.parameters import WORKLOADS, ModelParameters
+from model.parameters import WORKLOADS
 from model.recommendations import (
     buy_candidates,
     rent_candidates,
@@ -25,52 +23,18 @@ from model.recommendations import recommendations as compute_recommendations
 from model.sensitivity import sensitivity as compute_sensitivity
 from model.uncertainty import (
     cloud_with_intervals,
-    perf_per_dollar_replicates,
     performance_replicates,
 )
 from model.verdicts import verdicts as compute_verdicts
 from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.model.inputs import bootstrap, run_efficiencies
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import (
-    read_all,
-    read_for_run,
     read_latest_offers,
     read_latest_prices,
-    read_price_observations,
 )
 
 SENSITIVITY_KEEP_DAYS = 31
-
-
-def run_efficiencies(
-    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
-) -> pl.DataFrame:
-    """The multi-GPU efficiency per GPU count x interconnect the run's debiasing applied.
-
-    Resolved from the run's model_constants by the same rule (fit.efficiency_table), so
-    the cost model and the bootstrap never use another e_n than benchmark_debiased did.
-    """
-    constants = read_for_run(con, "model_constants", run_date)
-    if constants.is_empty():
-        raise ValueError(
-            f"model_constants has no rows for {run_date}: materialize benchmark_debiased "
-            "for this run date first (the cost model uses its multi-GPU efficiencies)"
-        )
-    return efficiency_table(constants, params.constants)
-
-
-def bootstrap(
-    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
-) -> pl.DataFrame:
-    """Seeded bootstrap replicates of perf per dollar for the run (uncertainty.py)."""
-    return perf_per_dollar_replicates(
-        read_for_run(con, "relative_performance", run_date),
-        read_latest_prices(con, run_date),
-        read_price_observations(con, run_date),
-        read_all(con, "gpus"),
-        params,
-        run_efficiencies(con, run_date, params),
-    )
 
 
 @dg.asset(
