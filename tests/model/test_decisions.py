@@ -16,6 +16,7 @@ from pipeline.defs.checks import verdicts_complete
 from pipeline.defs.model.assets import benchmark_debiased, relative_performance
 from pipeline.defs.model.decisions import decisions, sensitivity
 from pipeline.defs.resources import GpuvalueSettings
+from pipeline.defs.steps import RUN_DATE_TAG
 from tests.conftest import rerun_model
 from warehouse.publish import open_published
 
@@ -285,15 +286,28 @@ def test_verdicts_check_fails_on_a_missing_verdict(built, tmp_path):
             "AND kind = 'budget' AND \"limit\" = 500 AND option = 'buy_used'",
             params=[run_date],
         )
+    instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(
         [decisions, verdicts_complete],
         selection=dg.AssetSelection.checks(verdicts_complete),
-        resources={
-            "settings": GpuvalueSettings(as_of=run_date.isoformat()),
-            "warehouse": DuckDBResource(database=str(db)),
-        },
+        instance=instance,
+        resources={"settings": GpuvalueSettings(), "warehouse": DuckDBResource(database=str(db))},
         raise_on_error=False,
     )
     evaluation = result.get_asset_check_evaluations()[0]
     assert not evaluation.passed
     assert evaluation.description == "training_16bit budget 500 buy_used: no row"
+    # The run date was resolved once (the newest observation day) and recorded on the run.
+    tags = instance.get_run_by_id(result.run_id).tags
+    assert tags[RUN_DATE_TAG] == run_date.isoformat()
+    # A date the run's record already holds is the one every step uses.
+    recorded = dg.materialize(
+        [decisions, verdicts_complete],
+        selection=dg.AssetSelection.checks(verdicts_complete),
+        instance=instance,
+        tags={RUN_DATE_TAG: "2026-01-01"},
+        resources={"settings": GpuvalueSettings(), "warehouse": DuckDBResource(database=str(db))},
+        raise_on_error=False,
+    )
+    evaluation = recorded.get_asset_check_evaluations()[0]
+    assert evaluation.metadata["run_date"].value == "2026-01-01" and not evaluation.passed
