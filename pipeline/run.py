@@ -15,13 +15,13 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.verdicts import OPTIONS
 from pipeline.definitions import defs as load_defs
 from pipeline.defs.partitions import CLOUD_PROVIDERS
 from pipeline.defs.resources import GpuvalueSettings
 from pipeline.defs.schedules import CLOUD, CLOUD_RUN
 from reports.dataset import prepare_dataset
 from reports.report import HEADLINE_WAYS, headline
-from reports.verdict import OPTIONS
 from sources.bundled import read_retail_observations
 from warehouse.export import open_published
 

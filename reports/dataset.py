@@ -1,9 +1,9 @@
 """One prepared dataset for the report, the site and the run summary (issue 13).
 
-`prepare_dataset` reads everything a version shows from the warehouse (read-only SQL),
-computes the verdicts by budget and memory (verdict.py) and, when a previous version of the
-site exists, what changed since it (changes.py). The Markdown report, the HTML pages, the
-charts and `make run`'s summary are all rendered from this one object.
+`prepare_dataset` reads everything a version shows from the warehouse (read-only SQL; the
+verdicts by budget and memory are the model's `verdicts` table) and, when a previous version
+of the site exists, computes what changed since it (changes.py). The Markdown report, the
+HTML pages, the charts and `make run`'s summary are all rendered from this one object.
 """
 
 import dataclasses
@@ -14,13 +14,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from model.parameters import ModelParameters
-from model.uncertainty import performance_replicates
-from pipeline.defs.model.decisions import bootstrap, read_latest_offers
+from model.verdicts import in_order
 from reports.changes import Changes, Snapshot, compare, previous_version, read_snapshot
-from reports.charts import WORKLOAD_TITLES
 from reports.report import ReportData, load_report_data
-from reports.verdict import verdicts
+from warehouse.reads import read_for_run, read_latest_offers, read_weekly_history
 
 
 @dataclass(frozen=True)
@@ -64,41 +61,6 @@ class Dataset:
         )
 
 
-def read_weekly_history(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Each catalog GPU's price per market and week (`day` = the week's Monday).
-
-    `price_usd` is the median of the week's robust daily prices, `n_observations` their
-    listings, `days` the days with a price. The charts draw weeks or coarser steps, so the
-    week is aggregated where the data is: the site reads O(GPUs x weeks), not every daily
-    row of the history. GPUs no longer in the catalog have no page, so no chart either.
-    """
-    return con.sql(
-        "SELECT gpu_id, market, CAST(date_trunc('week', day) AS DATE) AS day, "
-        "median(price_usd) AS price_usd, CAST(sum(n_observations) AS BIGINT) AS "
-        "n_observations, count(*) AS days FROM gpu_prices_daily "
-        "WHERE day <= ? AND gpu_id IN (SELECT gpu_id FROM gpus) "
-        "GROUP BY ALL ORDER BY gpu_id, market, day",
-        params=[run_date],
-    ).pl()
-
-
-def parameters_from_stored(stored: dict) -> ModelParameters:
-    """The ModelParameters of a `model_runs.parameters` JSON (keys and tuples restored)."""
-    base = ModelParameters()
-    values = {}
-    for f in dataclasses.fields(ModelParameters):
-        if f.name not in stored:
-            continue
-        value, default = stored[f.name], getattr(base, f.name)
-        if isinstance(default, dict) and default:
-            key_type = type(next(iter(default)))
-            value = {key_type(k): tuple(v) if isinstance(v, list) else v for k, v in value.items()}
-        elif isinstance(default, tuple):
-            value = tuple(value)
-        values[f.name] = value
-    return ModelParameters(**values)
-
-
 def prepare_dataset(
     con: duckdb.DuckDBPyConnection,
     run_date: dt.date,
@@ -111,19 +73,7 @@ def prepare_dataset(
     with; it is only read.
     """
     data = load_report_data(con, run_date, today)
-    params = parameters_from_stored(data.parameters)
     offers = read_latest_offers(con, run_date)
-    found = verdicts(
-        data.perf,
-        data.cloud_perf,
-        data.recommendations,
-        offers,
-        bootstrap(con, run_date, params),
-        performance_replicates(data.relative, params),
-        data.parameters,
-        run_date,
-        list(WORKLOAD_TITLES),
-    )
 
     def for_run(table: str, order: str) -> pl.DataFrame:
         return con.sql(
@@ -132,7 +82,7 @@ def prepare_dataset(
 
     dataset = Dataset(
         data=data,
-        verdicts=found,
+        verdicts=in_order(read_for_run(con, "verdicts", run_date)),
         current_prices=for_run("current_prices", "gpu_id, market"),
         price_history=read_weekly_history(con, run_date),
         offers=offers.sort("gpu_id", "usd_per_gpu_hour", "provider"),

@@ -24,15 +24,15 @@ import polars as pl
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from pipeline.defs.model.decisions import read_price_observations
+from model.verdicts import OPTION_TITLES
 from reports import content
 from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
 from reports.dataset import Dataset
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
-from reports.verdict import OPTION_TITLES
 from warehouse.db import INTERNAL_TABLES, partition_column, table_columns
+from warehouse.reads import read_monthly_prices, read_price_observations
 
 _INLINE = MarkdownIt("commonmark", {"html": False})
 
@@ -649,15 +649,7 @@ def export_tables(
             scope = "whole table"
         csv = _write_frame(frame, out_dir, name)
         out.append(Download(name, frame.height, scope, csv))
-    monthly = con.sql(
-        "SELECT gpu_id, market, CAST(date_trunc('month', day) AS DATE) AS month, "
-        "median(price_usd) AS price_usd, count(*) AS days, "
-        "CAST(sum(n_observations) AS BIGINT) AS n_observations FROM gpu_prices_daily "
-        "WHERE day <= ? "
-        "GROUP BY ALL ORDER BY ALL",
-        params=[run_date],
-    ).pl()
-    derived = {"gpu_prices_monthly": monthly, **extra}
+    derived = {"gpu_prices_monthly": read_monthly_prices(con, run_date), **extra}
     for name, frame in sorted(derived.items()):
         csv = _write_frame(frame, out_dir, slug(name))
         out.append(Download(name, frame.height, "derived for this version", csv))
@@ -700,7 +692,7 @@ def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> d
         con,
         ds.run_date,
         data,
-        {"verdicts": ds.verdicts, "input_freshness": ds.data.freshness},
+        {"input_freshness": ds.data.freshness},
     )
     chart_dir = build / "charts"
     charted = {p.stem for p in (chart_dir / "gpu").glob("*.svg")}

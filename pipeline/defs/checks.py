@@ -13,13 +13,10 @@ from model.plausibility import (
     plausibility_problems,
     same_die_pairs,
 )
-from pipeline.defs.model.common import read_for_run
-from pipeline.defs.resources import (
-    WAREHOUSE_POOL,
-    GpuvalueSettings,
-    open_warehouse,
-    run_date_for,
-)
+from model.verdicts import verdict_problems
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
+from pipeline.defs.steps import check_step
+from warehouse.reads import read_for_run
 
 
 def _result(problems: list[str], **metadata) -> dg.AssetCheckResult:
@@ -91,12 +88,12 @@ def benchmark_results_valid(warehouse: DuckDBResource) -> dg.AssetCheckResult:
     description="The reference GPU is 1.0 and every workload has measured GPUs.",
 )
 def relative_performance_anchored(
-    settings: GpuvalueSettings, warehouse: DuckDBResource
+    context: dg.AssetCheckExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.AssetCheckResult:
     """The normalisation and coverage of the run's relative performance."""
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        rows = con.sql(
+    with check_step(context, settings, warehouse) as step:
+        run_date = step.run_date
+        rows = step.con.sql(
             "SELECT workload, max(CASE WHEN gpu_id = reference_gpu THEN value END), "
             "count(*) FILTER (WHERE method = 'measured'), count(*) FILTER (WHERE value <= 0) "
             "FROM relative_performance WHERE run_date = ? GROUP BY workload",
@@ -125,13 +122,13 @@ def relative_performance_anchored(
     description="Every workload has priced GPUs with positive, finite perf per dollar.",
 )
 def perf_per_dollar_complete(
-    settings: GpuvalueSettings, warehouse: DuckDBResource
+    context: dg.AssetCheckExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.AssetCheckResult:
     """The run's perf per dollar covers every workload with sane values."""
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
+    with check_step(context, settings, warehouse) as step:
+        run_date = step.run_date
         rows = dict(
-            con.sql(
+            step.con.sql(
                 "SELECT workload, count(*) FROM perf_per_dollar WHERE run_date = ? "
                 "AND perf_per_dollar > 0 AND isfinite(perf_per_dollar) GROUP BY workload",
                 params=[run_date],
@@ -190,17 +187,43 @@ def gpus_key_specs_sourced(warehouse: DuckDBResource) -> dg.AssetCheckResult:
     ),
 )
 def relative_performance_plausible(
-    settings: GpuvalueSettings, warehouse: DuckDBResource
+    context: dg.AssetCheckExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.AssetCheckResult:
     """Facts any ranking must respect; a failure keeps the previous site and warehouse."""
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        relative = read_for_run(con, "relative_performance", run_date)
-        catalog = con.sql("SELECT * FROM gpus").pl()
+    with check_step(context, settings, warehouse) as step:
+        run_date = step.run_date
+        relative = read_for_run(step.con, "relative_performance", run_date)
+        catalog = step.con.sql("SELECT * FROM gpus").pl()
     problems = plausibility_problems(relative, catalog)
     return _result(
         problems,
         run_date=str(run_date),
         same_die_pairs=len(same_die_pairs(catalog)),
         form_factor_pairs=len(form_factor_pairs(catalog)),
+    )
+
+
+@dg.asset_check(
+    pool=WAREHOUSE_POOL,  # reads the warehouse: never beside another run's writer
+    asset="verdicts",
+    blocking=True,
+    description=(
+        "Every workload x (budget | memory tier) x option has exactly one verdict; a verdict "
+        "naming a GPU has a positive perf per dollar inside its 95 % interval and a P(best) "
+        "in [0, 1] (model/verdicts.py: verdict_problems)."
+    ),
+)
+def verdicts_complete(
+    context: dg.AssetCheckExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
+) -> dg.AssetCheckResult:
+    """The site's verdict tables have every cell, each with sane figures."""
+    with check_step(context, settings, warehouse) as step:
+        run_date = step.run_date
+        found = read_for_run(step.con, "verdicts", run_date)
+    problems = verdict_problems(found, WORKLOADS, settings.parameters().memory_tiers_gb)
+    return _result(
+        problems,
+        run_date=str(run_date),
+        rows=found.height,
+        without_gpu=found["gpu_id"].null_count(),
     )

@@ -14,6 +14,7 @@ from pydantic import Field
 from model.parameters import ModelParameters, from_env, with_overrides
 from sources.bundled import DATA_DIR
 from warehouse.db import migrate
+from warehouse.reads import newest_observation_day
 from warehouse.release import default_published_dir, releases_dir_for
 
 # Only one step may hold the warehouse's write lock at a time.
@@ -148,18 +149,6 @@ def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnect
             yield con
         finally:
             con.close()
-
-
-def newest_observation_day(con: duckdb.DuckDBPyConnection) -> dt.date | None:
-    """The newest day any price (retail or cloud) was observed."""
-    # max() of the raw column, cast after: DuckDB answers it from row-group statistics
-    # (26 ms over 50 M rows; casting every row first takes twice as long), and model and
-    # report steps ask it ~17 times a night.
-    return con.sql(
-        "SELECT CAST(max(d) AS DATE) FROM ("
-        " SELECT max(observed_at) AS d FROM price_observations"
-        " UNION ALL SELECT max(observed_at) FROM cloud_offers)"
-    ).fetchall()[0][0]
 
 
 def run_date_for(con: duckdb.DuckDBPyConnection, settings: GpuvalueSettings) -> dt.date:

@@ -2,12 +2,12 @@
 
 import polars as pl
 
+from model.verdicts import OPTION_TITLES
 from reports.changes import Changes
 from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Section, Table, frame_table, money_expr
 from reports.content.verdicts import limit_label
 from reports.dataset import Dataset
-from reports.verdict import OPTION_TITLES
 
 _WORKLOAD_ORDER = {w: i for i, w in enumerate(WORKLOAD_TITLES)}
 

@@ -2,10 +2,10 @@
 
 import polars as pl
 
+from model.verdicts import BUDGETS_USD
 from reports.charts import FIGURES, llm_value_data
 from reports.content.blocks import Cell, Section, Table, gpu_href, interval
 from reports.dataset import Dataset
-from reports.verdict import BUDGETS_USD
 
 LLM_BASES = {
     "buy_new": "buy new",

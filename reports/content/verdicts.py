@@ -2,11 +2,11 @@
 
 import polars as pl
 
+from model.verdicts import OPTION_TITLES, SCALE, UNITS, rental_hours
 from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Cell, Section, Table, gpu_href, interval, money, percent
 from reports.dataset import Dataset
 from reports.report import headline
-from reports.verdict import OPTION_TITLES, SCALE, UNITS, rental_hours
 
 
 def limit_label(kind: str, limit: float) -> str:

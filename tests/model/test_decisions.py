@@ -10,10 +10,13 @@ import pytest
 from dagster_duckdb import DuckDBResource
 
 from model.fit import efficiency_table, with_interconnect
-from model.parameters import ModelParameters
+from model.parameters import WORKLOADS, ModelParameters
+from model.verdicts import BUDGETS_USD, COLUMNS, OPTIONS, verdict_problems
+from pipeline.defs.checks import verdicts_complete
 from pipeline.defs.model.assets import benchmark_debiased, relative_performance
-from pipeline.defs.model.decisions import sensitivity
+from pipeline.defs.model.decisions import decisions, sensitivity
 from pipeline.defs.resources import GpuvalueSettings
+from pipeline.defs.steps import RUN_DATE_TAG
 from tests.conftest import rerun_model
 from warehouse.export import open_published
 
@@ -229,3 +232,82 @@ def test_a_model_asset_rerun_alone_with_other_parameters_fails_and_changes_nothi
         },
     )
     assert again.success
+
+
+def test_verdicts_are_a_table_with_every_workload_limit_and_option(built):
+    """The decisions step writes the site's verdicts beside recommendations, once a night."""
+    got = tables(built.published, "verdicts", "recommendations", "model_runs")
+    verdicts = got["verdicts"]
+    assert verdicts.columns == COLUMNS
+    tiers = DEFAULTS.memory_tiers_gb
+    assert verdicts.height == len(WORKLOADS) * (len(BUDGETS_USD) + len(tiers)) * len(OPTIONS)
+    assert set(verdicts["run_date"]) == set(got["model_runs"]["run_date"])
+    assert verdict_problems(verdicts, WORKLOADS, tiers) == []
+    # The memory verdicts are the recommendations (`rent` is shown as rent_on_demand).
+    memory = verdicts.filter(pl.col("kind") == "memory", pl.col("gpu_id").is_not_null())
+    assert memory.height == got["recommendations"].height
+    # Its blocking check ran in the build and passed; one step wrote both tables.
+    checks = {e.check_name: e.passed for e in built.result.get_asset_check_evaluations()}
+    assert checks["verdicts_complete"] is True
+    steps = {e.step_key for e in built.result.all_events if e.is_step_success}
+    assert "decisions" in steps and "recommendations" not in steps
+
+
+def test_verdict_problems_name_missing_doubled_and_insane_rows(built):
+    verdicts = tables(built.published, "verdicts")["verdicts"]
+    tiers = DEFAULTS.memory_tiers_gb
+    first = verdicts.filter(pl.col("gpu_id").is_not_null()).row(0, named=True)
+    key = (pl.col("workload") == first["workload"]) & (pl.col("kind") == first["kind"])
+    key &= (pl.col("limit") == first["limit"]) & (pl.col("option") == first["option"])
+    where = f"{first['workload']} {first['kind']} {first['limit']:g} {first['option']}"
+    assert verdict_problems(verdicts.filter(~key), WORKLOADS, tiers) == [f"{where}: no row"]
+    doubled = pl.concat([verdicts, verdicts.filter(key)])
+    assert verdict_problems(doubled, WORKLOADS, tiers) == [f"{where}: 2 rows"]
+    broken = verdicts.with_columns(
+        p_best=pl.when(key).then(1.5).otherwise("p_best"),
+        perf_per_dollar_low=pl.when(key)
+        .then(pl.col("perf_per_dollar_high") * 2)
+        .otherwise("perf_per_dollar_low"),
+    )
+    assert verdict_problems(broken, WORKLOADS, tiers) == [
+        f"{where} {first['gpu_id']}: interval does not bracket the value",
+        f"{where} {first['gpu_id']}: P(best) outside [0, 1]",
+    ]
+
+
+def test_verdicts_check_fails_on_a_missing_verdict(built, tmp_path):
+    """A night whose verdicts lack a cell stops before charts, site and publish."""
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(built.warehouse, db)
+    with duckdb.connect(str(db)) as con:
+        run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
+        con.sql(
+            "DELETE FROM verdicts WHERE run_date = ? AND workload = 'training_16bit' "
+            "AND kind = 'budget' AND \"limit\" = 500 AND option = 'buy_used'",
+            params=[run_date],
+        )
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(
+        [decisions, verdicts_complete],
+        selection=dg.AssetSelection.checks(verdicts_complete),
+        instance=instance,
+        resources={"settings": GpuvalueSettings(), "warehouse": DuckDBResource(database=str(db))},
+        raise_on_error=False,
+    )
+    evaluation = result.get_asset_check_evaluations()[0]
+    assert not evaluation.passed
+    assert evaluation.description == "training_16bit budget 500 buy_used: no row"
+    # The run date was resolved once (the newest observation day) and recorded on the run.
+    tags = instance.get_run_by_id(result.run_id).tags
+    assert tags[RUN_DATE_TAG] == run_date.isoformat()
+    # A date the run's record already holds is the one every step uses.
+    recorded = dg.materialize(
+        [decisions, verdicts_complete],
+        selection=dg.AssetSelection.checks(verdicts_complete),
+        instance=instance,
+        tags={RUN_DATE_TAG: "2026-01-01"},
+        resources={"settings": GpuvalueSettings(), "warehouse": DuckDBResource(database=str(db))},
+        raise_on_error=False,
+    )
+    evaluation = recorded.get_asset_check_evaluations()[0]
+    assert evaluation.metadata["run_date"].value == "2026-01-01" and not evaluation.passed

@@ -44,12 +44,17 @@ def table_digest(frame: pl.DataFrame) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def digests(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
-    """{table: {rows, columns, sha256}} for every table and view of a published snapshot."""
+def digests(con: duckdb.DuckDBPyConnection, where: dict[str, str] | None = None) -> dict[str, dict]:
+    """{table: {rows, columns, sha256}} for every table and view of a published snapshot.
+
+    `where` narrows a table to the rows to compare (e.g. schema_version without a migration
+    added since the golden build).
+    """
     out = {}
     names = con.sql("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()
     for (table,) in names:
-        frame = con.sql(f'SELECT * FROM "{table}"').pl()
+        condition = (where or {}).get(table, "true")
+        frame = con.sql(f'SELECT * FROM "{table}" WHERE {condition}').pl()
         frame = frame.select(c for c in frame.columns if c not in VOLATILE)
         out[table] = {
             "rows": frame.height,

@@ -4,6 +4,7 @@ verdicts by budget and memory against the model tables, per-GPU pages, downloads
 
 import dataclasses
 import datetime as dt
+import json
 import shutil
 from pathlib import Path
 
@@ -11,11 +12,12 @@ import duckdb
 import polars as pl
 import pytest
 
+from model.parameters import WORKLOADS, ModelParameters
 from model.uncertainty import performance_replicates
-from pipeline.defs.model.decisions import bootstrap, read_latest_offers
-from reports.charts import WORKLOAD_TITLES
+from model.verdicts import BUDGETS_USD, rental_hours, verdicts
+from pipeline.defs.model.inputs import bootstrap
 from reports.content import Cell, verdict_cell
-from reports.dataset import parameters_from_stored, prepare_dataset
+from reports.dataset import prepare_dataset
 from reports.pages import (
     DOWNLOAD_DAYS,
     cell_html,
@@ -26,7 +28,7 @@ from reports.pages import (
 )
 from reports.report import load_report_data
 from reports.safety import citation_url, safe_url, slug
-from reports.verdict import BUDGETS_USD, rental_hours, verdicts
+from warehouse.reads import read_latest_offers
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = [
@@ -427,6 +429,7 @@ def test_verdicts_without_any_cloud_offer_say_why(con, run_date):
     """A first night whose cloud runs all failed: renting has no verdict, and says why."""
     data = load_report_data(con, run_date)
     params = parameters_from_stored(data.parameters)
+    assert json.loads(params.to_json()) == data.parameters
     offers = read_latest_offers(con, run_date)
     found = verdicts(
         data.perf,
@@ -437,7 +440,7 @@ def test_verdicts_without_any_cloud_offer_say_why(con, run_date):
         performance_replicates(data.relative, params),
         data.parameters,
         run_date,
-        list(WORKLOAD_TITLES),
+        WORKLOADS,
     )
     # (memory verdicts come from the stored recommendations, which this test keeps)
     rent = found.filter(pl.col("option").str.starts_with("rent") & (pl.col("kind") == "budget"))
@@ -445,3 +448,20 @@ def test_verdicts_without_any_cloud_offer_say_why(con, run_date):
     assert set(rent["why"]) == {"no cloud offer is priced for this option yet"}
     assert found["why"].null_count() == 0
     assert all(str(verdict_cell(row)) for row in found.iter_rows(named=True))
+
+
+def parameters_from_stored(stored: dict) -> ModelParameters:
+    """The ModelParameters of a `model_runs.parameters` JSON (keys and tuples restored)."""
+    base = ModelParameters()
+    values = {}
+    for f in dataclasses.fields(ModelParameters):
+        if f.name not in stored:
+            continue
+        value, default = stored[f.name], getattr(base, f.name)
+        if isinstance(default, dict) and default:
+            key_type = type(next(iter(default)))
+            value = {key_type(k): tuple(v) if isinstance(v, list) else v for k, v in value.items()}
+        elif isinstance(default, tuple):
+            value = tuple(value)
+        values[f.name] = value
+    return ModelParameters(**values)

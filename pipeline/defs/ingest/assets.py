@@ -14,8 +14,8 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.listings import classify_listings
-from model.prices import daily_prices, drop_counts
 from pipeline.defs.freshness import CLOUD_PRICES, RETAIL_PRICES
+from pipeline.defs.ingest.daily import refresh_daily_prices
 from pipeline.defs.metadata import ROW_COUNT, partition_rows, table_rows
 from pipeline.defs.partitions import daily, providers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
@@ -39,6 +39,8 @@ from sources.retail.plan import search_plan
 from sources.specs.build import build_spec_catalog
 from warehouse.db import replace_rows
 from warehouse.loads import code_files, fingerprint, loaded_unchanged, package_version, record_load
+from warehouse.reads import catalog_ids
+from warehouse.status import record_status
 
 KINDS = {"duckdb", "polars"}
 
@@ -59,14 +61,6 @@ def _day_range(context: dg.AssetExecutionContext) -> tuple[dt.date, dt.date]:
     """First and last day of the run's partition range (one day for a nightly run)."""
     keys = context.partition_keys
     return dt.date.fromisoformat(min(keys)), dt.date.fromisoformat(max(keys))
-
-
-def catalog_ids(con) -> frozenset[str]:
-    """The gpu_ids every other input must use."""
-    ids = frozenset(r[0] for r in con.sql("SELECT gpu_id FROM gpus").fetchall())
-    if not ids:
-        raise ValueError("the gpus table is empty: materialize `gpus` first")
-    return ids
 
 
 def name_catalog(con) -> Catalog:
@@ -241,7 +235,7 @@ def price_observations(
         fetches = fetch_retail(context, settings, archive, first, last, catalog_rows)
         with open_warehouse(warehouse) as con:
             for fetch in fetches:
-                _record_status(
+                record_status(
                     con, fetch.source, fetch.status, fetch.fetched, fetch.reason, "retail"
                 )
     with open_warehouse(warehouse) as con:
@@ -282,7 +276,7 @@ def price_observations(
             # a failure recorded by an earlier live night no longer describes them.
             for source in ("amazon", "ebay"):
                 count = pages.filter(pl.col("source") == source).height
-                _record_status(con, source, "ok", count, "bundled snapshot", "retail")
+                record_status(con, source, "ok", count, "bundled snapshot", "retail")
     used = rows.filter(pl.col("drop_reason").is_null()).height
     context.log.info(
         f"price_observations {first}..{last}: {len(responses)} pages, {inserted} rows, "
@@ -468,7 +462,7 @@ def cloud_offers(
             rows, unknown, where = live_cloud_offers(context, settings, provider, known)
             if rows is None:  # skipped (no credentials): keep the last good offers
                 with open_warehouse(warehouse) as con:
-                    _record_status(
+                    record_status(
                         con,
                         provider,
                         "skipped",
@@ -504,13 +498,13 @@ def cloud_offers(
             )
         with open_warehouse(warehouse) as con:
             deleted, _ = replace_rows(con, "cloud_offers", rows, same_provider_day)
-            _record_status(con, provider, "ok", rows.height, detail)
+            record_status(con, provider, "ok", rows.height, detail)
             total = table_rows(con, "cloud_offers")
     except Exception as exc:
         # The full text (redacted) goes to the log; the status cell gets a few words.
         context.log.error(f"cloud_offers[{provider}] failed: {redact_text(str(exc))}")
         with open_warehouse(warehouse) as con:
-            _record_status(con, provider, "failed", None, short_reason(str(exc)))
+            record_status(con, provider, "failed", None, short_reason(str(exc)))
         raise
     context.log.info(f"cloud_offers[{provider}]: {rows.height} rows (replaced {deleted})")
     return dg.MaterializeResult(
@@ -552,56 +546,3 @@ def live_cloud_offers(
         f"cloud_offers[{provider}]: {len(report.results)} responses, {len(offers)} offers"
     )
     return rows, unknown, f"live, {len(report.results)} responses"
-
-
-def refresh_daily_prices(
-    con, first: dt.date, last: dt.date, mad_k: float
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Recompute gpu_prices_daily and price_drops for the days first..last from every source.
-
-    The one place daily prices are made: a night's partition and a history backfill both
-    call it, so a day's price is the median over all its observations whoever loaded them.
-    Returns the rows written (daily prices, drop counts).
-    """
-    # A range on the column itself (not on a cast of it) lets DuckDB skip every row group
-    # outside the days by its min/max, so a night reads its day, not the history.
-    observations = con.sql(
-        "SELECT * FROM price_observations WHERE observed_at >= ? "
-        "AND observed_at < ? + INTERVAL 1 DAY",
-        params=[first, last],
-    ).pl()
-    rows = daily_prices(observations.filter(pl.col("drop_reason").is_null()), mad_k)
-    drops = drop_counts(observations, mad_k)
-    replace_rows(con, "gpu_prices_daily", rows, "day BETWEEN ? AND ?", [first, last])
-    replace_rows(con, "price_drops", drops, "day BETWEEN ? AND ?", [first, last])
-    return rows, drops
-
-
-def _record_status(
-    con, source: str, status: str, rows: int | None, detail: str, kind: str = "cloud"
-) -> None:
-    """Replace the source's status row: this attempt, and when it last succeeded."""
-    con.sql("BEGIN TRANSACTION")
-    try:
-        previous = con.sql(
-            "SELECT last_ok_at FROM source_status WHERE source = ? AND kind = ?",
-            params=[source, kind],
-        ).fetchall()
-        con.sql("DELETE FROM source_status WHERE source = ? AND kind = ?", params=[source, kind])
-        con.sql(
-            "INSERT INTO source_status VALUES (?, ?, current_timestamp::TIMESTAMP, ?, ?, ?, "
-            "CASE WHEN ? = 'ok' THEN current_timestamp::TIMESTAMP ELSE ? END)",
-            params=[
-                source,
-                kind,
-                status,
-                rows,
-                detail,
-                status,
-                previous[0][0] if previous else None,
-            ],
-        )
-        con.sql("COMMIT")
-    except Exception:
-        con.sql("ROLLBACK")
-        raise

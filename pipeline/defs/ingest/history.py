@@ -13,7 +13,8 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.ingest.assets import KINDS, catalog_ids, gpus, refresh_daily_prices
+from pipeline.defs.ingest.assets import KINDS, gpus
+from pipeline.defs.ingest.daily import refresh_daily_prices
 from pipeline.defs.metadata import ROW_COUNT
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.bundled import (
@@ -25,6 +26,7 @@ from sources.bundled import (
 )
 from warehouse.db import replace_rows
 from warehouse.loads import code_files, fingerprint, loaded_unchanged, record_load
+from warehouse.reads import catalog_ids
 
 
 @dg.asset(

@@ -9,13 +9,12 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.llm import llm_cost, llm_throughput, memory_fit
-from pipeline.defs.ingest.assets import catalog_ids
 from pipeline.defs.metadata import ROW_COUNT
 from pipeline.defs.model.common import KINDS, model_step
-from pipeline.defs.model.decisions import read_latest_offers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.bundled import read_llm_benchmarks
 from warehouse.db import replace_rows
+from warehouse.reads import catalog_ids, read_latest_offers
 
 LLM_FILE = ("benchmarks", "llm", "llm_inference.csv")
 

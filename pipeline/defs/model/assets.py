@@ -26,13 +26,9 @@ from model.fit import fit_constants, mark_used
 from model.performance import relative_performance as compute_relative_performance
 from model.uncertainty import with_intervals
 from pipeline.defs.model.common import KINDS, model_step
-from pipeline.defs.model.decisions import (
-    bootstrap,
-    read_latest_offers,
-    read_latest_prices,
-    run_efficiencies,
-)
+from pipeline.defs.model.inputs import bootstrap, run_efficiencies
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
+from warehouse.reads import read_latest_offers, read_latest_prices
 
 
 @dg.asset(

@@ -1,9 +1,9 @@
 """What every model asset does around its computation: `model_step`.
 
-A model asset opens the warehouse, resolves the run date, checks that its parameters are
-the ones model_runs stores for that date, reads its inputs, replaces its rows for the run
-date and reports what it wrote. `model_step` does all of that except the reading and the
-computing, so an asset holds only what is its own:
+A model asset opens the warehouse, takes the run's date (`steps.run_date_of`: resolved once
+a run), checks that its parameters are the ones model_runs stores for that date, reads its
+inputs, replaces its rows for the run date and reports what it wrote. `model_step` does all
+of that except the reading and the computing, so an asset holds only what is its own:
 
     with model_step(context, settings, warehouse) as step:
         rows = compute(step.read("relative_performance"), step.read_all("gpus"), step.params)
@@ -24,25 +24,12 @@ from dagster_duckdb import DuckDBResource
 
 from model.parameters import ModelParameters
 from pipeline.defs.metadata import ROW_COUNT, table_rows
-from pipeline.defs.resources import GpuvalueSettings, open_warehouse, run_date_for
+from pipeline.defs.resources import GpuvalueSettings, open_warehouse
+from pipeline.defs.steps import run_date_of
 from warehouse.db import replace_rows
+from warehouse.reads import read_all, read_for_run
 
 KINDS = {"duckdb", "polars"}
-
-
-def read_for_run(con: duckdb.DuckDBPyConnection, table: str, run_date: dt.date) -> pl.DataFrame:
-    """A model table's rows for the run date, in a fixed order (see read_all)."""
-    return con.sql(f"SELECT * FROM {table} WHERE run_date = ? ORDER BY ALL", params=[run_date]).pl()
-
-
-def read_all(con: duckdb.DuckDBPyConnection, table: str) -> pl.DataFrame:
-    """A whole (small) input table in a fixed order.
-
-    The warehouse returns rows in no fixed order, and sums, least squares and group orders
-    over permuted rows differ in their last bits: the model reads its inputs sorted so a
-    rerun on the same inputs stores the same figures.
-    """
-    return con.sql(f"SELECT * FROM {table} ORDER BY ALL").pl()
 
 
 def require_run_parameters(
@@ -112,20 +99,25 @@ class ModelStep:
         self.written[table] = (rows.height, table_rows(self.con, table))
 
     def result(
-        self, log: str | None = None, table: str | None = None, **metadata
+        self,
+        log: str | None = None,
+        table: str | None = None,
+        asset: str | None = None,
+        **metadata,
     ) -> dg.MaterializeResult:
         """Log one line and return the materialization with its metadata.
 
         `rows` and `dagster/row_count` describe `table`: by default the table named like
         the asset, else the first one written. `log` replaces the line's default
-        "<rows> rows".
+        "<rows> rows". `asset` names which asset of a multi-asset this result is for.
         """
-        name = self.context.asset_key.to_user_string()
+        name = asset or self.context.asset_key.to_user_string()
         table = table or (name if name in self.written else next(iter(self.written)))
         rows, total = self.written[table]
         self.context.log.info(f"{name} {self.run_date}: {log or f'{rows} rows'}")
         return dg.MaterializeResult(
-            metadata={"run_date": str(self.run_date), "rows": rows, ROW_COUNT: total, **metadata}
+            asset_key=asset,
+            metadata={"run_date": str(self.run_date), "rows": rows, ROW_COUNT: total, **metadata},
         )
 
 
@@ -143,7 +135,7 @@ def model_step(
     """
     params = settings.parameters()
     with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
+        run_date = run_date_of(context, settings, con)
         if check_parameters:
             require_run_parameters(con, run_date, params)
         yield ModelStep(context, con, run_date, params)

@@ -1,20 +1,20 @@
-"""Decision assets: renting, sensitivity and recommendations (thin wrappers, methodology §6-9).
+"""Decision assets: renting, sensitivity, recommendations and verdicts (methodology §6-9).
 
 Like every model table, each is keyed by `run_date` and replaced as a whole for that date.
-The bootstrap draws are recomputed where needed instead of stored: they are seeded, cheap
-(well under a second on the bundled snapshot) and would otherwise add ~10^5 rows per run.
+The price bootstrap (inputs.bootstrap) is drawn once here for both recommendations and
+verdicts (the `decisions` step).
 """
 
 import datetime as dt
+import json
+from collections.abc import Iterator
 
 import dagster as dg
-import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
-from model.fit import efficiency_table
-from model.parameters import ModelParameters
+from model.parameters import WORKLOADS
 from model.recommendations import (
     buy_candidates,
     rent_candidates,
@@ -23,87 +23,18 @@ from model.recommendations import recommendations as compute_recommendations
 from model.sensitivity import sensitivity as compute_sensitivity
 from model.uncertainty import (
     cloud_with_intervals,
-    perf_per_dollar_replicates,
     performance_replicates,
 )
-from pipeline.defs.model.common import KINDS, model_step, read_all, read_for_run
+from model.verdicts import verdicts as compute_verdicts
+from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.model.inputs import bootstrap, run_efficiencies
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
+from warehouse.reads import (
+    read_latest_offers,
+    read_latest_prices,
+)
 
 SENSITIVITY_KEEP_DAYS = 31
-
-
-def read_latest_prices(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Today's price per GPU x market for the run (the current_prices asset's rows)."""
-    return read_for_run(con, "current_prices", run_date)
-
-
-def read_price_observations(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """The usable observations behind the run's observed prices (their day, GPU, market).
-
-    Only these feed the price bootstrap, so the read is bounded by the GPUs priced today,
-    not by the length of the history. The days' range is passed as constants so DuckDB
-    skips every row group outside it by its min/max (observations arrive in day order);
-    a join alone would scan, and fetch every column of, the whole history.
-    """
-    observed = (
-        "FROM current_prices c WHERE c.run_date = ? AND c.price_method = 'observed'"
-        " AND c.market <> 'mean'"
-    )
-    first, last = con.sql(
-        f"SELECT min(c.price_day), max(c.price_day) {observed}", params=[run_date]
-    ).fetchall()[0]
-    if first is None:
-        return con.sql("SELECT * FROM price_observations LIMIT 0").pl()
-    return con.sql(
-        "SELECT o.* FROM price_observations o"
-        f" SEMI JOIN (SELECT c.gpu_id, c.market, c.price_day {observed}) c"
-        " ON o.gpu_id = c.gpu_id AND o.market = c.market"
-        " AND CAST(o.observed_at AS DATE) = c.price_day"
-        " WHERE o.drop_reason IS NULL"
-        " AND o.observed_at >= ? AND o.observed_at < ? + INTERVAL 1 DAY",
-        params=[run_date, first, last],
-    ).pl()
-
-
-def read_latest_offers(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Each provider's newest cloud snapshot on or before the run date (older is history)."""
-    return con.sql(
-        "SELECT * FROM cloud_offers c WHERE CAST(observed_at AS DATE) = ("
-        " SELECT max(CAST(d.observed_at AS DATE)) FROM cloud_offers d"
-        " WHERE d.provider = c.provider AND CAST(d.observed_at AS DATE) <= ?)",
-        params=[run_date],
-    ).pl()
-
-
-def run_efficiencies(
-    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
-) -> pl.DataFrame:
-    """The multi-GPU efficiency per GPU count x interconnect the run's debiasing applied.
-
-    Resolved from the run's model_constants by the same rule (fit.efficiency_table), so
-    the cost model and the bootstrap never use another e_n than benchmark_debiased did.
-    """
-    constants = read_for_run(con, "model_constants", run_date)
-    if constants.is_empty():
-        raise ValueError(
-            f"model_constants has no rows for {run_date}: materialize benchmark_debiased "
-            "for this run date first (the cost model uses its multi-GPU efficiencies)"
-        )
-    return efficiency_table(constants, params.constants)
-
-
-def bootstrap(
-    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
-) -> pl.DataFrame:
-    """Seeded bootstrap replicates of perf per dollar for the run (uncertainty.py)."""
-    return perf_per_dollar_replicates(
-        read_for_run(con, "relative_performance", run_date),
-        read_latest_prices(con, run_date),
-        read_price_observations(con, run_date),
-        read_all(con, "gpus"),
-        params,
-        run_efficiencies(con, run_date, params),
-    )
 
 
 @dg.asset(
@@ -171,36 +102,73 @@ def sensitivity(
     return step.result(f"{rows.height} rows, {moved.height} moved", rank_moves=moved.height)
 
 
-@dg.asset(
-    group_name="model",
-    kinds=KINDS,
+@dg.multi_asset(
     pool=WAREHOUSE_POOL,
-    deps=["perf_per_dollar", "cloud_perf_per_dollar", "current_prices"],
-    description=(
-        "One row per workload x memory tier (>= 8, 12, 16, 24, 48, 80 GB) x option "
-        "(buy_new, buy_used, rent, rent_spot): the best GPU with its 95 % interval, the "
-        "probability it is the tier's best, and the runner-up."
-    ),
+    specs=[
+        dg.AssetSpec(
+            "recommendations",
+            group_name="model",
+            kinds=KINDS,
+            deps=["perf_per_dollar", "cloud_perf_per_dollar", "current_prices"],
+            description=(
+                "One row per workload x memory tier (>= 8, 12, 16, 24, 48, 80 GB) x option "
+                "(buy_new, buy_used, rent, rent_spot): the best GPU with its 95 % interval, "
+                "the probability it is the tier's best, and the runner-up."
+            ),
+        ),
+        dg.AssetSpec(
+            "verdicts",
+            group_name="model",
+            kinds=KINDS,
+            deps=["recommendations", "perf_per_dollar", "cloud_perf_per_dollar", "cloud_offers"],
+            description=(
+                "One row per workload x (budget | memory tier) x option (buy_new, buy_used, "
+                "rent_on_demand, rent_spot): the site's verdict, the GPU (or system) with "
+                "the highest perf per dollar that fits, its 95 % interval, P(best), the "
+                "price behind it, the runner-up and one line of why (NULL gpu_id: nothing "
+                "fits, and why says so)."
+            ),
+        ),
+    ],
 )
-def recommendations(
+def decisions(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
-) -> dg.MaterializeResult:
-    """Best GPU to buy new, buy used or rent per workload and memory tier."""
+) -> Iterator[dg.MaterializeResult]:
+    """Best GPU per workload and memory tier (recommendations), then by budget (verdicts).
+
+    One step writes both so the price bootstrap, the run's slowest draw, runs once a night:
+    the verdicts' P(best) uses the same replicates as the recommendations'.
+    """
     with model_step(context, settings, warehouse) as step:
-        params = step.params
-        buy = buy_candidates(
-            step.read("perf_per_dollar"), bootstrap(step.con, step.run_date, params)
-        )
-        rent = rent_candidates(
-            step.read("cloud_perf_per_dollar"),
-            performance_replicates(step.read("relative_performance"), params),
-        )
+        run_date, params = step.run_date, step.params
+        perf, cloud = step.read("perf_per_dollar"), step.read("cloud_perf_per_dollar")
+        replicates = bootstrap(step.con, run_date, params)
+        performance = performance_replicates(step.read("relative_performance"), params)
+        buy = buy_candidates(perf, replicates)
+        rent = rent_candidates(cloud, performance)
         rows = compute_recommendations(
             pl.concat([buy[0], rent[0]]),
             pl.concat([buy[1], rent[1]]),
             step.read_all("gpus"),
             params.memory_tiers_gb,
-            step.run_date,
+            run_date,
         )
         step.write("recommendations", rows)
-    return step.result(bootstrap_replicates=params.bootstrap_replicates)
+        found = compute_verdicts(
+            perf,
+            cloud,
+            rows,
+            read_latest_offers(step.con, run_date),
+            replicates,
+            performance,
+            json.loads(params.to_json()),
+            run_date,
+            WORKLOADS,
+        )
+        step.write("verdicts", found)
+    yield step.result(asset="recommendations", bootstrap_replicates=params.bootstrap_replicates)
+    yield step.result(
+        f"{found.height} rows, {found['gpu_id'].null_count()} without a GPU",
+        asset="verdicts",
+        without_gpu=found["gpu_id"].null_count(),
+    )

@@ -1,14 +1,11 @@
-"""Today's prices: the `current_prices` asset and the bounded reads it rests on.
+"""Today's prices: the `current_prices` asset.
 
-Each read is an aggregate DuckDB computes where the data is: the newest daily price per
-GPU x market (one row each) and the monthly medians of the histories (GPUs x markets x
-months), so a night reads what the model needs, not every observation ever kept.
+Its reads (warehouse/reads.py) are aggregates DuckDB computes where the data is: the newest
+daily price per GPU x market (one row each) and the monthly medians of the histories (GPUs
+x markets x months), so a night reads what the model needs, not every observation ever kept.
 """
 
-import datetime as dt
-
 import dagster as dg
-import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
@@ -27,29 +24,7 @@ from model.nowcast import (
 from pipeline.defs.freshness import RETAIL_PRICES
 from pipeline.defs.model.common import KINDS, model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
-
-
-def read_latest_daily(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Each GPU x market's newest robust daily price on or before the run date."""
-    return con.sql(
-        "SELECT gpu_id, market, day, price_usd, price_min_usd, price_max_usd, n_observations,"
-        " sources FROM gpu_prices_daily WHERE day <= ? QUALIFY row_number() OVER"
-        " (PARTITION BY gpu_id, market ORDER BY day DESC) = 1 ORDER BY gpu_id, market",
-        params=[run_date],
-    ).pl()
-
-
-def read_monthly(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Monthly median price per GPU x market up to the run date, `t` its mean day in years.
-
-    The same as nowcast.monthly_series, computed in DuckDB.
-    """
-    return con.sql(
-        "SELECT gpu_id, market, CAST(date_trunc('month', day) AS DATE) AS month,"
-        " median(price_usd) AS price_usd, avg(day - DATE '1970-01-01') / 365.25 AS t"
-        " FROM gpu_prices_daily WHERE day <= ? GROUP BY ALL ORDER BY gpu_id, market, month",
-        params=[run_date],
-    ).pl()
+from warehouse.reads import read_latest_daily, read_monthly_series
 
 
 def nowcast_choice(
@@ -82,7 +57,7 @@ def current_prices(
         gpus = con.sql(
             "SELECT gpu_id, name, launch_price_usd, release_date FROM gpus ORDER BY gpu_id"
         ).pl()
-        monthly = read_monthly(con, run_date)
+        monthly = read_monthly_series(con, run_date)
         candidate, summary = nowcast_choice(monthly, gpus, params.price_max_age_days)
         latest = read_latest_daily(con, run_date)
         rows = compute_current_prices(latest, monthly, gpus, params, run_date, candidate)

@@ -12,12 +12,8 @@ from model.llm import decode_validation
 from model.nowcast import NOWCAST_CHECK
 from model.validation import model_validation as compute_model_validation
 from pipeline.defs.model.common import KINDS, model_step
-from pipeline.defs.resources import (
-    WAREHOUSE_POOL,
-    GpuvalueSettings,
-    open_warehouse,
-    run_date_for,
-)
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
+from pipeline.defs.steps import check_step
 
 
 @dg.asset(
@@ -104,15 +100,14 @@ def llm_rows(llm: dict, run_date) -> pl.DataFrame:
     description="Every 95 % interval brackets its value and the reference GPU is exactly 1.",
 )
 def relative_performance_intervals(
-    settings: GpuvalueSettings, warehouse: DuckDBResource
+    context: dg.AssetCheckExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.AssetCheckResult:
     """value_low <= value <= value_high wherever an interval exists; count the missing."""
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        rows = con.sql(
+    with check_step(context, settings, warehouse) as step:
+        rows = step.con.sql(
             "SELECT gpu_id, workload, value, value_low, value_high, reference_gpu "
             "FROM relative_performance WHERE run_date = ?",
-            params=[run_date],
+            params=[step.run_date],
         ).pl()
     bounded = rows.filter(pl.col("value_low").is_not_null() & pl.col("value_high").is_not_null())
     tolerance = 1e-9

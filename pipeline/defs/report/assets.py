@@ -13,12 +13,8 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.resources import (
-    WAREHOUSE_POOL,
-    GpuvalueSettings,
-    open_warehouse,
-    run_date_for,
-)
+from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
+from pipeline.defs.steps import run_step
 from reports.dataset import prepare_dataset
 from reports.figures import render_site_charts
 from reports.methodology import load_methodology_data, render_methodology_markdown
@@ -49,6 +45,7 @@ def _site_version_dir(settings: GpuvalueSettings, run_date) -> Path:
         "cloud_vs_buy",
         "sensitivity",
         "recommendations",
+        "verdicts",
     ],
     description=(
         "The run's charts (Vega-Lite spec and SVG; PNG of the lead chart): the site's "
@@ -59,9 +56,9 @@ def charts(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Render the site's figures and the per-GPU price-history charts."""
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        dataset = prepare_dataset(con, run_date)
+    with run_step(context, settings, warehouse) as step:
+        run_date = step.run_date
+        dataset = prepare_dataset(step.con, run_date)
     out = _build_dir(settings, run_date) / "charts"
     shutil.rmtree(out, ignore_errors=True)  # no chart of an earlier build of this date stays
     # SVGs whose spec did not change since the last build are reused, not rendered again.
@@ -82,6 +79,7 @@ def charts(
         "cloud_perf_per_dollar",
         "sensitivity",
         "recommendations",
+        "verdicts",
         "model_validation",
     ],
     description=(
@@ -95,13 +93,13 @@ def report(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Write report.md, methodology.md, the pages and the downloads for the run."""
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
-        dataset = prepare_dataset(con, run_date, Path(settings.site_dir))
-        methodology = load_methodology_data(con, run_date)
+    with run_step(context, settings, warehouse) as step:
+        run_date = step.run_date
+        dataset = prepare_dataset(step.con, run_date, Path(settings.site_dir))
+        methodology = load_methodology_data(step.con, run_date)
         build = _build_dir(settings, run_date)
         build.mkdir(parents=True, exist_ok=True)
-        counts = write_version(dataset, con, build)
+        counts = write_version(dataset, step.con, build)
     data = dataset.data
     path = build / "report.md"
     path.write_text(render_report_markdown(dataset), encoding="utf-8")
@@ -137,8 +135,8 @@ def site(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Render the run's version of the site (published with the warehouse, not here)."""
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
+    with run_step(context, settings, warehouse) as step:
+        run_date = step.run_date
     build = _build_dir(settings, run_date)
     chart_files = sorted(p for p in (build / "charts").iterdir() if p.is_file())
     folder = render_version(
@@ -175,10 +173,10 @@ def published_warehouse(
     context: dg.AssetExecutionContext, settings: GpuvalueSettings, warehouse: DuckDBResource
 ) -> dg.MaterializeResult:
     """Publish the run's site version and the warehouse as one release."""
-    with open_warehouse(warehouse) as con:
-        run_date = run_date_for(con, settings)
+    with run_step(context, settings, warehouse) as step:
+        run_date = step.run_date
         result = publish(
-            con,
+            step.con,
             settings.published_dir,
             site=SiteVersion(
                 run_date.isoformat(), _site_version_dir(settings, run_date), render_index

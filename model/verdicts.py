@@ -1,6 +1,8 @@
 """The verdict: what to buy new, buy used, rent on-demand or rent spot (issue 13).
 
-Per workload, by budget and by memory tier.
+Per workload, by budget and by memory tier: the `verdicts` table, computed once a night by
+the model's decision step beside `recommendations` (pipeline/defs/model/decisions.py) and
+only read by the site.
 
 Memory tiers are the model's `recommendations` table as it stands (1-GPU systems; renting:
 each GPU's cheapest offer across providers). Budgets are computed here, read-only from the
@@ -20,8 +22,11 @@ perf per dollar of everything that fits; the point estimate decides the verdict.
 """
 
 import datetime as dt
+from collections.abc import Sequence
 
 import polars as pl
+
+from model.parameters import WORKLOADS
 
 BUDGETS_USD = (500, 1_000, 1_500, 2_500, 5_000, 10_000)
 OPTIONS = ("buy_new", "buy_used", "rent_on_demand", "rent_spot")
@@ -80,6 +85,8 @@ _SCHEMA = {
     "cheapest_gpu_id": pl.Utf8,
     "cheapest_cost_usd": pl.Float64,
 }
+# The verdicts table's columns, in order (warehouse/schema/013_verdicts.sql).
+COLUMNS = ["run_date", *_SCHEMA, "age_days", "unit", "why"]
 
 
 def rental_hours(parameters: dict) -> float:
@@ -311,14 +318,14 @@ def _with_gpu_count(cloud_perf: pl.DataFrame, offers: pl.DataFrame) -> pl.DataFr
 
 def _missing_rows(
     found: pl.DataFrame,
-    workloads: list[str],
+    workloads: Sequence[str],
     kind: str,
     limits: tuple[float, ...],
     cheapest_rows: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """An empty verdict (gpu_id NULL) for every group without a candidate."""
     grid = (
-        pl.DataFrame({"workload": workloads})
+        pl.DataFrame({"workload": list(workloads)})
         .join(pl.DataFrame({"limit": [float(x) for x in limits]}), how="cross")
         .join(pl.DataFrame({"option": list(OPTIONS)}), how="cross")
         .with_columns(kind=pl.lit(kind))
@@ -419,7 +426,7 @@ def verdicts(
     performance_replicates: pl.DataFrame,
     parameters: dict,
     run_date: dt.date,
-    workloads: list[str],
+    workloads: Sequence[str] = WORKLOADS,
     budgets: tuple[float, ...] = BUDGETS_USD,
 ) -> pl.DataFrame:
     """One row per workload x (budget | memory tier) x option, with its one line of why.
@@ -436,7 +443,7 @@ def verdicts(
             budget_rent(cloud_perf, offers, performance_replicates, hours, budgets),
             memory_verdicts(recommendations, perf, cloud_perf, offers),
         ]
-    ).filter(pl.col("workload").is_in(workloads))
+    ).filter(pl.col("workload").is_in(list(workloads)))
     rows = pl.concat(
         [
             found,
@@ -452,8 +459,7 @@ def verdicts(
     )
     host = float(parameters["host_cost_usd"].get("1", parameters["host_cost_usd"].get(1, 0)))
     host *= float(parameters.get("host_cost_scale", 1.0))
-    order = {w: i for i, w in enumerate(workloads)}
-    return (
+    return in_order(
         rows.with_columns(
             run_date=pl.lit(run_date),
             age_days=(pl.lit(run_date) - pl.coalesce("price_day", "offer_day")).dt.total_days(),
@@ -461,6 +467,20 @@ def verdicts(
             .then(pl.lit(UNITS["buy"]))
             .otherwise(pl.lit(UNITS["rent"])),
             why=_why(hours, host),
+        ).select(COLUMNS),
+        workloads,
+    )
+
+
+def in_order(frame: pl.DataFrame, workloads: Sequence[str] = WORKLOADS) -> pl.DataFrame:
+    """Verdict rows in the order the site shows them: workload, kind, limit, option.
+
+    The order of `workloads` and OPTIONS, not the alphabet; the verdicts table returns
+    its rows in no fixed order, so a reader sorts them with this.
+    """
+    order = {w: i for i, w in enumerate(workloads)}
+    return (
+        frame.with_columns(
             _w=pl.col("workload").replace_strict(order, return_dtype=pl.Int32),
             _o=pl.col("option").replace_strict(
                 {o: i for i, o in enumerate(OPTIONS)}, return_dtype=pl.Int32
@@ -468,5 +488,60 @@ def verdicts(
         )
         .sort("_w", "kind", "limit", "_o")
         .drop("_w", "_o")
-        .select("run_date", *_SCHEMA, "age_days", "unit", "why")
     )
+
+
+def verdict_problems(
+    found: pl.DataFrame,
+    workloads: Sequence[str],
+    memory_tiers_gb: Sequence[float],
+    budgets: Sequence[float] = BUDGETS_USD,
+) -> list[str]:
+    """What is wrong with a run's verdicts table (empty when nothing is).
+
+    Every workload x (budget | memory tier) x option has exactly one row; a row naming a
+    GPU has a positive perf per dollar, an ordered 95 % interval around it and a P(best)
+    in [0, 1]. The site shows one cell per row, so a missing or doubled row is a hole or a
+    contradiction on the front page.
+    """
+    expected = (
+        pl.DataFrame({"workload": list(workloads)})
+        .join(
+            pl.concat(
+                [
+                    pl.DataFrame({"kind": "budget", "limit": [float(b) for b in budgets]}),
+                    pl.DataFrame({"kind": "memory", "limit": [float(t) for t in memory_tiers_gb]}),
+                ]
+            ),
+            how="cross",
+        )
+        .join(pl.DataFrame({"option": list(OPTIONS)}), how="cross")
+    )
+    counts = found.group_by(_GROUP).agg(n=pl.len())
+    merged = expected.join(counts, on=_GROUP, how="left")
+    problems = [
+        f"{w} {k} {lim:g} {o}: {'no row' if n is None else f'{n} rows'}"
+        for w, k, lim, o, n in merged.filter(pl.col("n").is_null() | (pl.col("n") > 1)).rows()
+    ]
+    named = found.filter(pl.col("gpu_id").is_not_null())
+    tolerance = 1e-9
+    value, low, high = (
+        pl.col("perf_per_dollar"),
+        pl.col("perf_per_dollar_low"),
+        pl.col("perf_per_dollar_high"),
+    )
+    rules = {
+        "perf per dollar not positive": value.is_null() | (value <= 0),
+        # an interval may be missing; one that is there must bracket the value
+        "interval does not bracket the value": (
+            (low > value * (1 + tolerance)) | (value > high * (1 + tolerance))
+        ).fill_null(False),
+        "P(best) outside [0, 1]": pl.col("p_best").is_null()
+        | ~pl.col("p_best").is_between(0.0, 1.0),
+    }
+    for reason, bad in rules.items():
+        problems += [
+            f"{w} {k} {lim:g} {o} {g}: {reason}"
+            for w, k, lim, o, g in named.filter(bad).select(*_GROUP, "gpu_id").rows()
+        ]
+    return problems
