@@ -24,11 +24,10 @@ env: .venv/.synced  ## create the environment (uv sync from uv.lock)
 run: env  ## run the whole pipeline on the bundled snapshot, offline, and build the site (LIVE=1: fetch today's prices)
 	$(RUN) python -m pipeline.run $(if $(LIVE),--live,)
 
-test: env  ## ruff, import contracts, dg check defs and pytest (deprecation warnings are errors)
+test: env  ## ruff, import contracts and pytest (which runs dg check defs; deprecation warnings are errors)
 	$(RUN) ruff check --no-cache .
 	$(RUN) ruff format --no-cache --check .
 	$(RUN) lint-imports --no-cache
-	$(RUN) dg check defs
 	$(RUN) pytest
 
 lint: env  ## ruff lint and format check, import contracts (docs/architecture.md)
