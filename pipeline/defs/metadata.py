@@ -12,6 +12,8 @@ from collections.abc import Mapping
 import dagster as dg
 import duckdb
 
+# What every asset that writes warehouse rows is drawn with in the UI.
+KINDS = {"duckdb", "polars"}
 ROW_COUNT = "dagster/row_count"
 PARTITION_ROW_COUNT = "dagster/partition_row_count"
 

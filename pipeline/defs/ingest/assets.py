@@ -16,7 +16,7 @@ from dagster_duckdb import DuckDBResource
 from model.listings import classify_listings
 from pipeline.defs.freshness import CLOUD_PRICES, RETAIL_PRICES
 from pipeline.defs.ingest.daily import refresh_daily_prices
-from pipeline.defs.metadata import ROW_COUNT, partition_rows, table_rows
+from pipeline.defs.metadata import KINDS, ROW_COUNT, partition_rows, table_rows
 from pipeline.defs.partitions import daily, providers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.archive import Archive, redact_text
@@ -41,8 +41,6 @@ from warehouse.db import replace_rows
 from warehouse.loads import code_files, fingerprint, loaded_unchanged, package_version, record_load
 from warehouse.reads import catalog_ids
 from warehouse.status import record_status
-
-KINDS = {"duckdb", "polars"}
 
 
 def _counts(rows: pl.DataFrame, column: str) -> str:

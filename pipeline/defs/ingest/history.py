@@ -13,9 +13,8 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.ingest.assets import KINDS, gpus
 from pipeline.defs.ingest.daily import refresh_daily_prices
-from pipeline.defs.metadata import ROW_COUNT
+from pipeline.defs.metadata import KINDS, ROW_COUNT
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.bundled import (
     CURATED_SOURCES,
@@ -33,7 +32,7 @@ from warehouse.reads import catalog_ids
     group_name="ingest",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[gpus],
+    deps=["gpus"],
     description=(
         "One row per curated, cited price observation (one file per source in sources/data/"
         "prices/history/), loaded into price_observations with the daily prices of its days "

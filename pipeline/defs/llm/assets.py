@@ -9,8 +9,8 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.llm import llm_cost, llm_throughput, memory_fit
-from pipeline.defs.metadata import ROW_COUNT
-from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.metadata import KINDS, ROW_COUNT
+from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.bundled import read_llm_benchmarks
 from warehouse.db import replace_rows

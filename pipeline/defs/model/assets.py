@@ -25,7 +25,8 @@ from model.debias import (
 from model.fit import fit_constants, mark_used
 from model.performance import relative_performance as compute_relative_performance
 from model.uncertainty import with_intervals
-from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.metadata import KINDS
+from pipeline.defs.model.common import model_step
 from pipeline.defs.model.inputs import bootstrap, run_efficiencies
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import read_latest_offers, read_latest_prices

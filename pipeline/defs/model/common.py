@@ -29,8 +29,6 @@ from pipeline.defs.steps import run_date_of
 from warehouse.db import replace_rows
 from warehouse.reads import read_all, read_for_run
 
-KINDS = {"duckdb", "polars"}
-
 
 def require_run_parameters(
     con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters

@@ -26,7 +26,8 @@ from model.uncertainty import (
     performance_replicates,
 )
 from model.verdicts import verdicts as compute_verdicts
-from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.metadata import KINDS
+from pipeline.defs.model.common import model_step
 from pipeline.defs.model.inputs import bootstrap, run_efficiencies
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import (

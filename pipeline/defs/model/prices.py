@@ -22,7 +22,8 @@ from model.nowcast import (
     current_prices as compute_current_prices,
 )
 from pipeline.defs.freshness import RETAIL_PRICES
-from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.metadata import KINDS
+from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import read_latest_daily, read_monthly_series
 

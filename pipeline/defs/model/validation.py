@@ -11,7 +11,8 @@ from dagster_duckdb import DuckDBResource
 from model.llm import decode_validation
 from model.nowcast import NOWCAST_CHECK
 from model.validation import model_validation as compute_model_validation
-from pipeline.defs.model.common import KINDS, model_step
+from pipeline.defs.metadata import KINDS
+from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from pipeline.defs.steps import check_step
 
