@@ -153,14 +153,14 @@ def second_night(built, tmp_path_factory) -> Night:
     Each change touches only its own source, and each test checks its own and that the
     others did not spill over:
     - Amazon answers one more search with a captcha page (served as HTTP 200), archived for
-      the night's day (tests/test_pipeline.py, captcha test);
-    - Azure's price file changes its schema on line 4 (tests/test_pipeline.py, broken
-      provider test; tests/test_site_changes.py);
+      the night's day (tests/pipeline/test_pipeline.py, captcha test);
+    - Azure's price file changes its schema on line 4 (tests/pipeline/test_pipeline.py, broken
+      provider test; tests/reports/test_site_changes.py);
     - one Lambda fact is mapped to the wrong GPU, so the parser reads it differently
-      (tests/test_cloud_replay.py);
+      (tests/pipeline/test_cloud_replay.py);
     - in the curated UK eBay history, rtx-3080-ti's used prices rise 2.2x and an
       rx-9060-xt-16gb sale appears, so that GPU is priced for the first time
-      (tests/test_site_changes.py: what changed since the first night).
+      (tests/reports/test_site_changes.py: what changed since the first night).
     The night runs as the nightly job does, one partition day, dated NIGHT2.
     """
     tmp = tmp_path_factory.mktemp("second_night")

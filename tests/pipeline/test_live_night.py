@@ -4,7 +4,7 @@ publish. Every credential is set (as on a configured machine), so eBay goes thro
 API and every cloud API is called; Amazon's retired PA-API variables must change nothing.
 A guard fails the test on any connection or name lookup that is not 127.0.0.1 /
 localhost; every loop is bounded. (Without credentials, providers are skipped without a
-request: tests/test_cloud_fetch.py.)"""
+request: tests/sources/cloud/test_cloud_fetch.py.)"""
 
 import datetime as dt
 import ipaddress

@@ -197,7 +197,7 @@ def test_captcha_page_is_counted_and_writes_nothing(built, second_night):
 
 def test_broken_provider_fails_alone_and_its_offers_show_as_stale(built, second_night):
     # Azure's file changed its schema on line 4 (conftest); in the same night a Lambda fact
-    # is mis-mapped (tests/test_cloud_replay.py): exactly those two providers may fail.
+    # is mis-mapped (tests/pipeline/test_cloud_replay.py): exactly those two providers may fail.
     con = open_published(built.published)
     azure_before = con.sql("SELECT count(*) FROM cloud_offers WHERE provider = 'azure'").fetchall()
     con.close()
@@ -218,7 +218,7 @@ def test_broken_provider_fails_alone_and_its_offers_show_as_stale(built, second_
         assert latest["azure"] == "failed"
         others = ("aws", "coreweave", "gcp", "hyperstack", "runpod", "vast")
         assert {latest[p] for p in others} == {"ok"}
-        assert latest["lambda"] == "failed"  # its own fault, tests/test_cloud_replay.py
+        assert latest["lambda"] == "failed"  # its own fault, tests/pipeline/test_cloud_replay.py
     finally:
         con.close()
     report = (out.site / "latest" / "report.md").read_text()

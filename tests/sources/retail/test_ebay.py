@@ -1,7 +1,8 @@
 """eBay parser: exact records from hand-written fixtures in eBay's real markup.
 
 The fixtures in tests/fixtures/retail/ebay/ are our own minimal pages: the markup follows the
-captures in realdata/ebay (see tests/test_ebay_realdata.py), the listings are invented.
+captures in realdata/ebay (see tests/sources/retail/test_ebay_realdata.py), the listings are
+invented.
 """
 
 import datetime as dt
