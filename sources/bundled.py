@@ -20,6 +20,12 @@ from pathlib import Path
 
 import polars as pl
 
+from sources.benchmarks.provenance import (
+    HOSTS,
+    STACKS,
+    with_benchmark_provenance,
+    with_llm_provenance,
+)
 from sources.cloud.records import MAX_USD_PER_GPU_HOUR
 from sources.fx import add_usd
 from sources.gpu_names import Catalog
@@ -125,6 +131,28 @@ def bundled_catalog() -> Catalog:
     return Catalog.from_specs(read_gpu_specs(SPEC_SHEET))
 
 
+# Optional trailing columns of the benchmark files: provenance a row's source states but
+# the rules of sources/benchmarks/provenance.py cannot derive (a blank cell: not stated).
+_PROVENANCE_CELLS = (
+    Column("stack", required=False, choices=frozenset(STACKS)),
+    Column("host", required=False, choices=frozenset(HOSTS)),
+)
+
+
+def _provenance_cells(path: str | Path) -> list[Column]:
+    """The optional `stack` / `host` columns the file's header ends with (maybe none)."""
+    with Path(path).open(encoding="utf-8") as handle:
+        header = next((line for line in handle if line.strip() and not line.startswith("#")), "")
+    names = [name.strip() for name in header.split(",")]
+    return [c for c in _PROVENANCE_CELLS if c.name in names]
+
+
+def _with_cells(rows: pl.DataFrame, cells: list[Column]) -> pl.DataFrame:
+    """Add the provenance cells a file does not have, as unknown."""
+    absent = [c.name for c in _PROVENANCE_CELLS if c not in cells]
+    return rows.with_columns([pl.lit(None, dtype=pl.Utf8).alias(name) for name in absent])
+
+
 def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
     """Published throughput figures transcribed into our format, one row per measurement.
 
@@ -159,7 +187,9 @@ def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> 
         "software_era",
         "citation",
     )
-    rows = read_table(path, columns, unique=key)
+    cells = _provenance_cells(path)
+    rows = _with_cells(read_table(path, [*columns, *cells], unique=key), cells)
+    rows = with_benchmark_provenance(rows)
     no_batch = pl.col("batch_size_per_gpu").is_null()
     return rows.with_columns(
         flags=pl.when(no_batch).then(pl.lit("no_batch_size")).otherwise(pl.lit("")),
@@ -197,7 +227,9 @@ def read_llm_benchmarks(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.
         Column("citation"),
     ]
     key = tuple(c.name for c in columns if c.name not in ("tokens_per_s", "power_w"))
-    return read_table(path, columns, unique=key)
+    cells = _provenance_cells(path)
+    rows = _with_cells(read_table(path, [*columns, *cells], unique=key), cells)
+    return with_llm_provenance(rows)
 
 
 def read_fx_rates(path: str | Path) -> pl.DataFrame:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from sources.benchmarks.provenance import with_benchmark_provenance
+
 
 class MalformedFile(ValueError):
     """The input is not in the adapter's format (missing columns, no tables, bad header)."""
@@ -96,6 +98,10 @@ FRAME_SCHEMA = {
     "source_file": pl.Utf8,
     "flags": pl.Utf8,
     "flag_detail": pl.Utf8,
+    # Provenance (sources.benchmarks.provenance), derived from the source's own words.
+    "stack": pl.Utf8,
+    "host": pl.Utf8,
+    "batch_regime": pl.Utf8,
 }
 
 
@@ -103,7 +109,8 @@ def records_frame(records: list[BenchmarkRecord]) -> pl.DataFrame:
     """Rows for `benchmark_results` from the records with a known GPU.
 
     Records with an unknown GPU are counted by the caller (`ParsedTable.unknown_gpus`),
-    never written with a guessed id.
+    never written with a guessed id. Stack, host and batch regime are set by the rules of
+    `sources.benchmarks.provenance` (NULL where the source does not say).
     """
     rows = [
         {
@@ -124,8 +131,11 @@ def records_frame(records: list[BenchmarkRecord]) -> pl.DataFrame:
             "source_file": r.source_file,
             "flags": ",".join(sorted(r.flags)),
             "flag_detail": "; ".join(r.flag_detail),
+            "stack": None,
+            "host": None,
+            "batch_regime": None,
         }
         for r in records
         if r.gpu is not None
     ]
-    return pl.DataFrame(rows, schema=FRAME_SCHEMA)
+    return with_benchmark_provenance(pl.DataFrame(rows, schema=FRAME_SCHEMA))

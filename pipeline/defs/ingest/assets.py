@@ -22,6 +22,7 @@ from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_wareh
 from sources.archive import Archive, redact_text
 from sources.benchmarks.flags import flag_benchmarks, flag_counts
 from sources.benchmarks.inbox import load_inbox, merge_with_bundled
+from sources.benchmarks.provenance import host_from_form_factor
 from sources.bundled import (
     read_benchmark_figures,
     read_cloud_offers,
@@ -145,8 +146,9 @@ def gpus(
     deps=[gpus],
     description=(
         "One row per published benchmark measurement (source, GPU, model, precision, GPU "
-        "count, batch size per GPU, throughput) with a citation and quality flags (missing, "
-        "super_linear, outlier, batch_changed, no_batch_size); the model ignores flagged rows."
+        "count, batch size per GPU, throughput) with a citation, quality flags (missing, "
+        "super_linear, outlier, batch_changed, no_batch_size; the model ignores flagged rows) "
+        "and provenance (software stack, host class, batch regime; NULL where unknown)."
     ),
 )
 def benchmark_results(
@@ -172,7 +174,8 @@ def benchmark_results(
         )
         inbox, report = load_inbox(folder / "inbox", ids)
         merged, superseded = merge_with_bundled(bundled, inbox)
-        rows = flag_benchmarks(merged)
+        form_factors = con.sql("SELECT gpu_id, form_factor FROM gpus").pl()
+        rows = flag_benchmarks(host_from_form_factor(merged, form_factors))
         deleted, inserted = replace_rows(con, "benchmark_results", rows, "true")
     flags = flag_counts(rows)
     by_source = rows.group_by("source").agg(pl.col("gpu_id").n_unique()).sort("source")
@@ -191,6 +194,8 @@ def benchmark_results(
             "gpus_by_source": ", ".join(f"{s}: {n}" for s, n in by_source.iter_rows()),
             "sources": ", ".join(by_source["source"].to_list()),
             "flags": ", ".join(f"{k}: {v}" for k, v in flags.items()),
+            "stacks": _counts(rows.with_columns(pl.col("stack").fill_null("unknown")), "stack"),
+            "hosts": _counts(rows.with_columns(pl.col("host").fill_null("unknown")), "host"),
             "inbox_files": ", ".join(report.files),
             "superseded_bundled_rows": superseded,
             "skipped": ", ".join(f"{k}: {v}" for k, v in sorted(report.skipped.items())),

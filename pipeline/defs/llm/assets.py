@@ -12,6 +12,7 @@ from model.llm import llm_cost, llm_throughput, memory_fit
 from pipeline.defs.metadata import KINDS, ROW_COUNT
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
+from sources.benchmarks.provenance import host_from_form_factor
 from sources.bundled import read_llm_benchmarks
 from warehouse.db import replace_rows
 from warehouse.reads import catalog_ids, read_latest_offers
@@ -27,7 +28,8 @@ LLM_FILE = ("benchmarks", "llm", "llm_inference.csv")
     description=(
         "One row per published LLM inference measurement (GPU, GPU count, engine, model, "
         "weight bits and format, phase decode/prefill/serving, batch, context, tokens/s), "
-        "with a citation (sources/data/benchmarks/llm/)."
+        "with a citation (sources/data/benchmarks/llm/) and provenance (software stack, host "
+        "class, batch regime; NULL where unknown)."
     ),
 )
 def llm_benchmarks(
@@ -36,9 +38,11 @@ def llm_benchmarks(
     """Load the bundled LLM results, replacing the table."""
     path = settings.data_path(*LLM_FILE)
     with open_warehouse(warehouse) as con:
-        rows = read_llm_benchmarks(path, catalog_ids(con))
+        form_factors = con.sql("SELECT gpu_id, form_factor FROM gpus").pl()
+        rows = host_from_form_factor(read_llm_benchmarks(path, catalog_ids(con)), form_factors)
         deleted, inserted = replace_rows(con, "llm_benchmarks", rows, "true")
     by = rows.group_by("source", "phase").len().sort("source", "phase")
+    stacks = rows.group_by("stack").len().sort("stack", nulls_last=True)
     context.log.info(f"llm_benchmarks: {inserted} rows (replaced {deleted})")
     return dg.MaterializeResult(
         metadata={
@@ -47,6 +51,7 @@ def llm_benchmarks(
             ROW_COUNT: inserted,
             "gpus": rows["gpu_id"].n_unique(),
             "by_source_phase": ", ".join(f"{s} {p}: {n}" for s, p, n in by.iter_rows()),
+            "by_stack": ", ".join(f"{s}: {n}" for s, n in stacks.iter_rows()),
         }
     )
 

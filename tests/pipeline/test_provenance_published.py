@@ -1,0 +1,44 @@
+"""The published benchmark tables carry provenance (issue 22 step 1), in its vocabularies."""
+
+import duckdb
+import pytest
+
+from sources.benchmarks.provenance import BATCH_REGIMES, HOSTS, STACKS
+
+# Rows per value in the bundled build (NULL: the source does not say). A new benchmark file
+# changes these; a change of the rules shows here first.
+EXPECTED = {
+    "benchmark_results": {
+        "stack": {
+            "pytorch-cuda": 2363, None: 495, "tensorrt": 297, "mxnet": 127, "tensorflow": 113,
+            "tensorrt-llm": 106, "vllm": 15, "mango-llmboost": 8, "pytorch-rocm": 6,
+            "tinygrad": 4, "paddle": 1,
+        },
+        "host": {"server": 2091, None: 1444},
+        "batch_regime": {"fixed-batch": 3130, "offline": 379, "batch-1": 26},
+    },
+    "llm_benchmarks": {
+        "stack": {
+            "llama.cpp-cuda": 874, "tensorrt-llm": 45, "llama.cpp-vulkan": 16, "ollama": 15,
+            "vllm": 13, "mango-llmboost": 6,
+        },
+        "host": {"server": 938, "desktop": 26, "sbc": 5},
+        "batch_regime": {"batch-1": 905, "offline": 64},
+    },
+}  # fmt: skip
+VOCABULARY = {"stack": STACKS, "host": HOSTS, "batch_regime": BATCH_REGIMES}
+
+
+@pytest.mark.parametrize("table", sorted(EXPECTED))
+def test_published_benchmark_rows_carry_provenance(built, table):
+    con = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    try:
+        counts = {
+            column: dict(con.sql(f"SELECT {column}, count(*) FROM {table} GROUP BY 1").fetchall())
+            for column in VOCABULARY
+        }
+    finally:
+        con.close()
+    assert counts == EXPECTED[table]
+    for column, vocabulary in VOCABULARY.items():
+        assert set(counts[column]) - {None} <= set(vocabulary)
