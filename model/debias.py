@@ -16,6 +16,7 @@ import datetime as dt
 
 import polars as pl
 
+from model.evidence import not_placing, placing_rows
 from model.fit import (
     efficiency_table,
     fit_constants,
@@ -148,9 +149,17 @@ def mlperf_multi_node(results: pl.DataFrame, mlperf_max_gpus: int = 8) -> int:
     return rows.filter(usable_flags()).height if "flags" in rows.columns else rows.height
 
 
+def rows_not_placing(results: pl.DataFrame) -> int:
+    """How many rows a workload would use that may not place a GPU (model/evidence.py)."""
+    return not_placing(
+        results.with_columns(workload=workload_of()).filter(pl.col("workload").is_not_null())
+    )
+
+
 def comparable_candidates(results: pl.DataFrame, mlperf_max_gpus: int = 8) -> pl.DataFrame:
     """The rows the model would compare before the Lambda BERT exclusion.
 
+    - Rows that may place a GPU (model/evidence.py): no tinygrad, no constrained host.
     - Rows a workload uses (16-bit training, 16- and 8-bit inference).
     - MLPerf: single-node systems only (at most `mlperf_max_gpus`): beyond one node the
       interconnect, the global batch and so the epochs to converge change, which no
@@ -166,6 +175,9 @@ def comparable_candidates(results: pl.DataFrame, mlperf_max_gpus: int = 8) -> pl
     # MLPERF_TOLERATED_FLAGS).
     if "flags" in results.columns:
         results = results.filter(usable_flags())
+    # Evidence from a non-mainstream stack or a constrained host stays in benchmark_results
+    # (with its stack and host) but never places a GPU; the asset reports how many.
+    results = placing_rows(results)
     rows = results.with_columns(workload=workload_of(), table_citation=table_citation()).filter(
         pl.col("workload").is_not_null()
         & ((pl.col("source") != "mlperf") | (pl.col("num_gpus") <= mlperf_max_gpus))

@@ -29,6 +29,11 @@ Cost (`llm_cost`): buying amortises the system's total cost of ownership (the sa
 `utilization`; renting pays the cheapest offer per GPU-hour (instances with at least as
 many GPUs) for the hours the tokens take. Both at batch 1: one user's cost, not a
 batched server's (which makes many times more tokens per GPU-hour).
+
+Calibration hygiene (model/evidence.py): rows from a constrained host (eGPU enclosure,
+single-board computer, narrow external link) stay in `llm_benchmarks` but neither calibrate
+the decode and prefill efficiencies nor appear as measured `llm_throughput` rows: a
+Raspberry Pi driving a Radeon over PCIe x1 measures the host, not the GPU.
 """
 
 import math
@@ -36,6 +41,7 @@ import math
 import numpy as np
 import polars as pl
 
+from model.evidence import placing_rows
 from model.fit import t975
 from model.llm_constants import ARCHITECTURES, BITS_PER_WEIGHT
 
@@ -136,15 +142,20 @@ def decode_roofline(rows: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     """Measured one-GPU batch-1 decode rows with the decode model's inputs.
 
     Needs the benchmark columns (gpu_id, engine, model_params_b, quant, bits,
-    tokens_per_s, num_gpus, phase, batch); adds vendor, engine_class, `read_s` (seconds to
+    tokens_per_s, num_gpus, phase, batch); leaves out rows of a constrained host
+    (model/evidence.py); adds vendor, engine_class, `read_s` (seconds to
     read the weights once at the GPU's bandwidth), `layers`, `seconds` (1 / tokens_per_s)
     and `ratio` (the share of the bandwidth roofline reached).
     """
-    decode = rows.filter(
-        (pl.col("phase") == "decode")
-        & (pl.col("batch").fill_null(1) == 1)
-        & (pl.col("num_gpus") == 1)
-    ).join(gpus.select("gpu_id", "vendor", "memory_bandwidth_gbs", "devices"), on="gpu_id")
+    decode = (
+        placing_rows(rows)
+        .filter(
+            (pl.col("phase") == "decode")
+            & (pl.col("batch").fill_null(1) == 1)
+            & (pl.col("num_gpus") == 1)
+        )
+        .join(gpus.select("gpu_id", "vendor", "memory_bandwidth_gbs", "devices"), on="gpu_id")
+    )
     bpw = pl.col("quant").replace_strict(QUANT_BITS, default=None, return_dtype=pl.Float64)
     return (
         decode.with_columns(
@@ -256,6 +267,7 @@ def llm_throughput(
     throughput (fits = false, rates null). The 95 % interval of a modelled decode rate is
     the leave-one-GPU-out spread of the decode model (t over its GPUs).
     """
+    benchmarks = placing_rows(benchmarks)  # no constrained host calibrates or is shown
     rooflines = decode_roofline(benchmarks, gpus)
     logo = leave_one_gpu_out(rooflines, engine_class)
     sd = log_error_sd(logo)

@@ -19,6 +19,7 @@ from model.debias import (
     debias,
     lambda_bert_multi_gpu,
     mlperf_multi_node,
+    rows_not_placing,
     select_comparable,
     without_launch_window,
 )
@@ -85,6 +86,9 @@ def benchmark_debiased(
         rows_launch_window=comparable.height - dated.height,
         # Comparable rows whose GPU count has no efficiency constant (left out).
         rows_without_efficiency=dated.height - rows.height,
+        # tinygrad or constrained-host figures: kept in benchmark_results, never placing a
+        # GPU (model/evidence.py).
+        rows_not_placing=rows_not_placing(results),
         # Lambda's multi-GPU BERT/SQuAD figures (super-linear; debias.select_comparable).
         rows_lambda_bert_multi_gpu=lambda_bert_multi_gpu(results),
     )
