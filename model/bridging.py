@@ -13,9 +13,14 @@ training, ratio 1) and the row says so (`evidence` = `dettmers_rule`).
 
 8-bit tensor speed (`eight_bit_speedup`): the fastest 8-bit tensor rate the GPU has (INT8
 from Turing on, FP8 on Ada, Hopper, Blackwell and CDNA3+) over its fp16 tensor rate; 1
-(Dettmers: old GPUs run 8-bit at about their 16-bit speed, B536-553) where neither applies.
+(Dettmers: old GPUs run 8-bit at about their 16-bit speed, B536-553) where the
+architecture has no 8-bit tensor units. A missing spec is unknown, never "no speed-up":
+where the GPU's own fp16 or 8-bit field is empty, the speedup is its architecture's
+datasheet ratio (`sources/data/specs/eight_bit_ratios.csv`), flagged estimated, with a
+wider interval (ESTIMATED_SPEEDUP_HALF).
 """
 
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -25,10 +30,16 @@ import polars as pl
 from model.fit import t975
 from model.performance_fit import measured_workload
 from model.performance_rows import log_row, reference_text, workload_frame
+from model.segments import segment_expr
 from model.spec_estimator import spec_features
+from sources.bundled import bundled_eight_bit_ratios
 
-FP8_ARCHITECTURES = ("ada", "hopper", "blackwell", "cdna3", "cdna4")
-INT8_ARCHITECTURES = ("turing", "ampere")
+# The log half-width (95 %) added to the 8-bit base of a GPU whose speedup is its
+# architecture's datasheet ratio rather than its own spec: a factor sqrt(2) either way,
+# half the 2x between a half-rate (GeForce) and a full-rate fp16 accumulate, the largest
+# way a part of a listed architecture departs from its datasheet ratio.
+ESTIMATED_SPEEDUP_HALF = float(np.log(2.0) / 2)
+NO_SPEEDUP = "none (8-bit at 16-bit speed)"
 
 # Pseudo-observations at the prior: each architecture's ratio is pooled toward the mean
 # ratio as if the mean had been seen this many more times, and the mean toward Dettmers'
@@ -240,6 +251,8 @@ class _Bridge:
         base_half = b["base_half"]
         total = float(np.sqrt(half**2 + (base_half or 0.0) ** 2)) if half is not None else base_half
         text = self.text(b["architecture"], shift, n_arch) if total is not None else None
+        if text is not None and b.get("base_note"):
+            text = f"{text}; {b['base_note']}"
         low = -total if total is not None else None
         evidence = "dettmers_rule" if self.rule else "bridged"
         return log_row(
@@ -303,32 +316,73 @@ def inference_16bit(
     )
 
 
-def eight_bit_speedup(gpus: pl.DataFrame) -> pl.DataFrame:
-    """8-bit over 16-bit tensor speed per GPU (module docstring) and its basis.
+def eight_bit_speedup(gpus: pl.DataFrame, ratios: pl.DataFrame | None = None) -> pl.DataFrame:
+    """8-bit over 16-bit tensor speed per GPU (module docstring), its basis, estimated or not.
 
-    The GPU's fastest 8-bit tensor rate over its fp16 tensor rate: INT8 from Turing on,
-    FP8 from Ada (and CDNA3) on. Both rates as the spec sheet gives them: GeForce cards
-    list fp16 with fp32 accumulate at half rate and INT8 at full rate, so their 8-bit gain
-    is 4x against a data-center part's 2x; MLPerf Inference agrees (RTX 4090 0.5x an H100
-    in INT8 ResNet-50 against 0.27x in 16-bit training).
+    The GPU's fastest 8-bit tensor rate over its fp16 tensor rate where its architecture
+    has 8-bit tensor units (a row of `ratios`, the bundled table by default): INT8 from
+    Turing on, FP8 from Ada (and CDNA3) on. Both rates as the spec sheet gives them:
+    GeForce cards list fp16 with fp32 accumulate at half rate and INT8 at full rate, so
+    their 8-bit gain is 4x against a data-center part's 2x; MLPerf Inference agrees (RTX
+    4090 0.5x an H100 in INT8 ResNet-50 against 0.27x in 16-bit training). Where either
+    rate is missing, the architecture's (and segment's) datasheet ratio, flagged.
     """
+    arch = _architecture_ratios(gpus, bundled_eight_bit_ratios() if ratios is None else ratios)
+    gpus = gpus.join(arch, on="gpu_id", how="left")
     fp8 = pl.col("fp8_tensor_tflops") if "fp8_tensor_tflops" in gpus.columns else pl.lit(None)
     int8 = pl.col("int8_tensor_tops") if "int8_tensor_tops" in gpus.columns else pl.lit(None)
     fp16 = pl.col("fp16_tensor_tflops")
-    arch = pl.col("architecture")
-    fp8_rate = pl.when(arch.is_in(FP8_ARCHITECTURES) & (fp16 > 0)).then(fp8.cast(pl.Float64))
-    int8_rate = pl.when(arch.is_in(INT8_ARCHITECTURES + FP8_ARCHITECTURES) & (fp16 > 0)).then(
-        int8.cast(pl.Float64)
-    )
+    has_units = pl.col("arch_ratio").is_not_null() & (fp16 > 0)
+    fp8_rate = pl.when(has_units).then(fp8.cast(pl.Float64))
+    int8_rate = pl.when(has_units).then(int8.cast(pl.Float64))
     best = pl.max_horizontal(fp8_rate, int8_rate)
+    estimated = best.is_null() & pl.col("arch_ratio").is_not_null()
+    estimate_text = pl.format(
+        "estimated: {} {}/fp16 ratio (datasheet)", "architecture", "arch_basis"
+    )
     return gpus.select(
         "gpu_id",
-        speedup=pl.when(best.is_not_null()).then(best / fp16).otherwise(1.0).cast(pl.Float64),
+        speedup=pl.when(best.is_not_null())
+        .then(best / fp16)
+        .when(estimated)
+        .then("arch_ratio")
+        .otherwise(1.0)
+        .cast(pl.Float64),
         speedup_basis=pl.when(fp8_rate.is_not_null() & (fp8_rate >= int8_rate.fill_null(0)))
         .then(pl.lit("fp8/fp16 tensor"))
         .when(int8_rate.is_not_null())
         .then(pl.lit("int8/fp16 tensor"))
-        .otherwise(pl.lit("none (8-bit at 16-bit speed)")),
+        .when(estimated)
+        .then(estimate_text)
+        .otherwise(pl.lit(NO_SPEEDUP)),
+        speedup_estimated=estimated,
+    )
+
+
+def _architecture_ratios(gpus: pl.DataFrame, ratios: pl.DataFrame) -> pl.DataFrame:
+    """Each GPU's datasheet 8-bit ratio and basis (null: its architecture has no 8-bit units).
+
+    A row matches the GPU's architecture and segment (or `any`), and its `name_pattern`
+    where it has one (Turing GeForce: RTX only, the GTX 16 cards have no tensor cores).
+    """
+    by_key = {(r["architecture"], r["segment"]): r for r in ratios.iter_rows(named=True)}
+    names = gpus["name"] if "name" in gpus.columns else pl.Series([None] * gpus.height)
+    segments = (
+        gpus.select(segment=segment_expr())["segment"]
+        if "name" in gpus.columns
+        else pl.Series(["professional"] * gpus.height)
+    )
+    out = {"gpu_id": [], "arch_ratio": [], "arch_basis": []}
+    rows = zip(gpus["gpu_id"], gpus["architecture"], segments, names, strict=True)
+    for gpu, architecture, segment, name in rows:
+        row = by_key.get((architecture, segment)) or by_key.get((architecture, "any"))
+        if row and row["name_pattern"] and not re.search(row["name_pattern"], name or ""):
+            row = None
+        out["gpu_id"].append(gpu)
+        out["arch_ratio"].append(row["ratio"] if row else None)
+        out["arch_basis"].append(row["basis"] if row else None)
+    return pl.DataFrame(
+        out, schema={"gpu_id": pl.Utf8, "arch_ratio": pl.Float64, "arch_basis": pl.Utf8}
     )
 
 
@@ -356,9 +410,12 @@ def inference_8bit(
     base = inference_16bit.join(speed, on="gpu_id").select(
         "gpu_id",
         base_log=pl.col("value").log() + (pl.col("speedup") / ref_speed).log(),
-        base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
+        base_half=_widened_half(),
         base_measured=(pl.col("evidence") == "measured")
         | ((pl.col("evidence") == "bridged") & pl.col("gpu_id").is_in(trained)),
+        base_note=pl.when("speedup_estimated").then(
+            pl.format("8-bit speedup {}, its interval widened", "speedup_basis")
+        ),
     )
     # Segment first: the speedup reads the spec sheets, whose fp16 rate is half-rate on
     # GeForce cards, so a measured GeForce 8-bit ratio speaks for the other GeForce cards,
@@ -372,3 +429,14 @@ def inference_8bit(
         "16-bit inference x 8-bit tensor speedup",
         levels=("segment", "vendor", "architecture"),
     )
+
+
+def _widened_half() -> pl.Expr:
+    """The 8-bit base's log half-width, widened where the speedup is estimated.
+
+    The 16-bit one, plus ESTIMATED_SPEEDUP_HALF in quadrature where the speedup is the
+    architecture's datasheet ratio.
+    """
+    half = (pl.col("value_high") / pl.col("value_low")).log() / 2
+    widened = (half.fill_null(0.0) ** 2 + ESTIMATED_SPEEDUP_HALF**2).sqrt()
+    return pl.when("speedup_estimated").then(widened).otherwise(half)

@@ -33,6 +33,7 @@ from sources.tables import BadInputError, Column, https_url, read_table
 
 DATA_DIR = Path(__file__).parent / "data"
 SPEC_SHEET = DATA_DIR / "specs" / "gpu_specs.csv"
+EIGHT_BIT_RATIOS = DATA_DIR / "specs" / "eight_bit_ratios.csv"
 
 GPU_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MARKETS = frozenset({"new", "used"})
@@ -129,6 +130,61 @@ def bundled_catalog() -> Catalog:
     line, tests); the ingest builds its catalog from the warehouse's `gpus` table.
     """
     return Catalog.from_specs(read_gpu_specs(SPEC_SHEET))
+
+
+def _regex(value: object) -> str | None:
+    try:
+        re.compile(str(value))
+    except re.error as exc:
+        return f"not a regular expression: {exc}"
+    return None
+
+
+def read_eight_bit_ratios(
+    path: str | Path, vendor_of: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    """The cited dense 8-bit / fp16 tensor-rate ratio of each architecture (and segment).
+
+    `segment` is `consumer`, `professional` or `any` (one row for both); an architecture may
+    not have an `any` row beside a segment row. `vendor_of` (architecture -> vendor, from
+    the spec sheet) makes every architecture one the sheet knows, of the vendor it names.
+    A ratio below 1 is refused: an architecture whose 8-bit units ran slower than its
+    16-bit ones would have no row (sources/data/specs/MANIFEST.md).
+    """
+    columns = [
+        Column("architecture", choices=frozenset(vendor_of) if vendor_of else None),
+        Column("segment", choices=frozenset({"consumer", "professional", "any"})),
+        Column("vendor", choices=frozenset({"nvidia", "amd", "intel"})),
+        Column("ratio", "float", minimum=1),
+        Column("basis", choices=frozenset({"int8", "fp8"})),
+        Column("name_pattern", required=False, check=_regex),
+        Column("citation"),
+        Column("source_url", check=https_url),
+        Column("as_of", "date", not_future=True),
+    ]
+    frame = read_table(path, columns, unique=("architecture", "segment"), line_column=_LINE)
+    segments: dict[str, set[str]] = {}
+    for row in frame.iter_rows(named=True):
+        arch, line = row["architecture"], row[_LINE]
+        if vendor_of and vendor_of[arch] != row["vendor"]:
+            raise BadInputError(
+                path, line, "vendor", f"{arch} is {vendor_of[arch]} in the spec sheet"
+            )
+        seen = segments.setdefault(arch, set())
+        if seen and (row["segment"] == "any" or "any" in seen):
+            raise BadInputError(
+                path, line, "segment", f"{arch} has an 'any' row beside a segment row"
+            )
+        seen.add(row["segment"])
+    return frame.drop(_LINE)
+
+
+@functools.cache
+def bundled_eight_bit_ratios() -> pl.DataFrame:
+    """The bundled 8-bit ratio table, checked against the bundled spec sheet (read once)."""
+    sheet = read_gpu_specs(SPEC_SHEET)
+    vendor_of = dict(sheet.select("architecture", "vendor").unique().iter_rows())
+    return read_eight_bit_ratios(EIGHT_BIT_RATIOS, vendor_of)
 
 
 # Optional trailing columns of the benchmark files: provenance a row's source states but

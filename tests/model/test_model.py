@@ -285,8 +285,10 @@ def test_spec_estimate_uses_fixed_elasticities_with_few_gpus():
 def test_relative_performance_normalises_to_reference_and_marks_estimates():
     gpus = gpus_frame(
         [
-            {"gpu_id": "ref", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0},
-            {"gpu_id": "x", "memory_bandwidth_gbs": 2000.0, "fp16_tensor_tflops": 200.0},
+            {"gpu_id": "ref", "memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 100.0,
+             "architecture": "volta"},
+            {"gpu_id": "x", "memory_bandwidth_gbs": 2000.0, "fp16_tensor_tflops": 200.0,
+             "architecture": "volta"},
             {
                 "gpu_id": "new",
                 "memory_bandwidth_gbs": 4000.0,
@@ -295,7 +297,7 @@ def test_relative_performance_normalises_to_reference_and_marks_estimates():
                 "fp8_tensor_tflops": 800.0,
             },
         ]
-    )
+    )  # fmt: skip
     debiased = pl.DataFrame(
         {
             "workload": ["training_16bit"] * 2 + ["inference_16bit"] * 2,
@@ -324,8 +326,8 @@ def test_relative_performance_normalises_to_reference_and_marks_estimates():
     assert (new16["method"], new16["evidence"]) == ("estimated", "dettmers_rule")
     assert new16["value"] == pytest.approx(value[("training_16bit", "new")]["value"])
     assert value[("inference_16bit", "x")]["evidence"] == "measured"
-    # 8-bit: FP8 doubles Hopper's speed; ampere without an INT8 rate runs 8-bit at its
-    # 16-bit speed; nothing was measured in 8 bits, so every 8-bit row is an estimate.
+    # 8-bit: FP8 doubles Hopper's speed; Volta, without 8-bit tensor units, runs 8-bit at
+    # its 16-bit speed; nothing was measured in 8 bits, so every 8-bit row is an estimate.
     assert value[("inference_8bit", "x")]["value"] == pytest.approx(2.0)
     assert value[("inference_8bit", "new")]["value"] == pytest.approx(2 * new16["value"])
     assert set(out["reference_gpu"]) == {"ref"}
@@ -336,7 +338,7 @@ def test_relative_performance_normalises_to_reference_and_marks_estimates():
     assert ref8["value"] == pytest.approx(1.0) and ref16["value"] == pytest.approx(1.0)
 
 
-def test_eight_bit_speedup_only_for_fp8_architectures():
+def test_eight_bit_speedup_only_for_architectures_with_8bit_units():
     gpus = gpus_frame(
         [
             {
@@ -346,11 +348,12 @@ def test_eight_bit_speedup_only_for_fp8_architectures():
                 "architecture": "ada",
                 "fp8_tensor_tflops": 165.2,
             },
-            {"gpu_id": "amp", "memory_bandwidth_gbs": 1.0, "fp16_tensor_tflops": 312.0},
+            {"gpu_id": "volta", "memory_bandwidth_gbs": 1.0, "fp16_tensor_tflops": 125.0,
+             "architecture": "volta"},
         ]
-    )
+    )  # fmt: skip
     speed = dict(eight_bit_speedup(gpus).select("gpu_id", "speedup").iter_rows())
-    assert speed == {"ada": pytest.approx(2.0), "amp": 1.0}
+    assert speed == {"ada": pytest.approx(2.0), "volta": 1.0}
 
 
 # --- prices and cost ---------------------------------------------------------------------
