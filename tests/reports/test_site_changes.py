@@ -34,10 +34,12 @@ def test_what_changed_is_in_the_report(night2):
     report = (out.site / NIGHT2 / "report.md").read_text(encoding="utf-8")
     changed = report.split(f"## What changed since {run_date}")[1].split("\n## ")[0]
     assert "| rtx-3080-ti | used | $458 |" in changed  # its price moved beyond the noise
-    assert "| 16-bit training, buy used ≤ $2,500 | 1× rtx-3080-ti |" in changed
+    # The first night's 8-bit inference pick to buy used for up to $2,500 (rank 1 of the used
+    # 8-bit ranking): the price jump takes it off.
+    assert "| 8-bit inference, buy used ≤ $2,500 | 1× rtx-3080-ti |" in changed
     assert "| rx-9060-xt-16gb | newly priced (used) |" in changed
     assert "| cloud prices | azure | stale | failed |" in changed
-    assert "| rtx-3080-ti | 1 | 11 | down 10 |" in changed  # 16-bit training, used
+    assert "| 8-bit inference | used | rtx-3080-ti | 1 | 5 | down 4 |" in changed
 
 
 def test_what_changed_is_on_the_front_page(night2, browser):  # noqa: F811
