@@ -19,6 +19,7 @@ import polars as pl
 from model.comparison import comparison_table
 from model.llm import decode_roofline, leave_one_gpu_out
 from model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
+from reports.content.independent import INDEPENDENT_NOTE, independent_table
 from reports.report import markdown_table
 from warehouse.release import default_published_dir
 
@@ -40,6 +41,7 @@ class MethodologyData:
     sensitivity: pl.DataFrame
     comparison: pl.DataFrame
     llm_decode: pl.DataFrame
+    independent: pl.DataFrame
 
 
 def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> MethodologyData:
@@ -77,6 +79,7 @@ def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> 
             con.sql("SELECT * FROM llm_benchmarks ORDER BY ALL").pl(),
             con.sql("SELECT * FROM gpus ORDER BY gpu_id").pl(),
         ),
+        independent=for_run("independent_checks", "workload, gpu_a, gpu_b, source, benchmark"),
     )
 
 
@@ -271,6 +274,29 @@ def _comparison_block(data: MethodologyData) -> list[str]:
     )
 
 
+def _independent_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "Independent evidence: published ratios and their tolerance",
+        markdown_table(
+            _formatted(independent_table(data.independent)),
+            {
+                "pair": "GPU / compared with",
+                "workload": "compared with our",
+                "ours": "ours",
+                "their_ratio": "theirs",
+                "off_pct": "off %",
+                "tolerance_pct": "tolerance ±%",
+                "verdict": "verdict",
+                "independence": "independence",
+                "source": "source",
+                "benchmark": "benchmark",
+                "as_of": "as of",
+            },
+        ),  # fmt: skip
+        INDEPENDENT_NOTE,
+    )
+
+
 # The blocks of the validation Markdown, in order.
 _VALIDATION_BLOCKS = (
     _constants_block,
@@ -278,6 +304,7 @@ _VALIDATION_BLOCKS = (
     _nowcast_block,
     _llm_decode_block,
     _comparison_block,
+    _independent_block,
 )
 
 

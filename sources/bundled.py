@@ -12,6 +12,7 @@ times the GPU's launch price or the median of its other rows (or less than a
 a double weight. Every refusal names file, line and field.
 """
 
+import dataclasses
 import datetime as dt
 import functools
 import re
@@ -34,6 +35,7 @@ from sources.tables import BadInputError, Column, https_url, read_table
 DATA_DIR = Path(__file__).parent / "data"
 SPEC_SHEET = DATA_DIR / "specs" / "gpu_specs.csv"
 EIGHT_BIT_RATIOS = DATA_DIR / "specs" / "eight_bit_ratios.csv"
+INDEPENDENT_RATIOS = DATA_DIR / "benchmarks" / "independent" / "independent_ratios.csv"
 
 GPU_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MARKETS = frozenset({"new", "used"})
@@ -185,6 +187,46 @@ def bundled_eight_bit_ratios() -> pl.DataFrame:
     sheet = read_gpu_specs(SPEC_SHEET)
     vendor_of = dict(sheet.select("architecture", "vendor").unique().iter_rows())
     return read_eight_bit_ratios(EIGHT_BIT_RATIOS, vendor_of)
+
+
+# What a published pair's ratio is compared with: a relative_performance workload, or the
+# LLM table's batch-1 decode / prefill (model/independent_check.py says which rows).
+INDEPENDENT_WORKLOADS = frozenset(
+    {"training_16bit", "inference_16bit", "inference_8bit", "llm_decode", "llm_prefill"}
+)
+# in_fit: both figures are rows the model is fitted on; one_side: one of them; independent:
+# neither (sources/data/benchmarks/independent/MANIFEST.md).
+INDEPENDENCE = frozenset({"in_fit", "one_side", "independent"})
+
+
+def read_independent_ratios(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
+    """Published GPU-pair ratios with the tolerance our ratio must keep (one row a pair).
+
+    `their_ratio` is gpu_a / gpu_b per GPU, positive and finite; `tolerance` is relative
+    (our ratio passes within a factor 1 + tolerance either way) and must be positive;
+    `enforced` (true/false) says whether the blocking check fails the run on the pair.
+    """
+    columns = [
+        dataclasses.replace(_gpu_column(gpu_ids), name="gpu_a"),
+        dataclasses.replace(_gpu_column(gpu_ids), name="gpu_b"),
+        Column("workload", choices=INDEPENDENT_WORKLOADS),
+        Column("their_ratio", "float", exclusive_minimum=0),
+        Column("benchmark"),
+        Column("source"),
+        Column("citation"),
+        Column("as_of", "date", not_future=True),
+        Column("tolerance", "float", exclusive_minimum=0),
+        Column("independence", choices=INDEPENDENCE),
+        Column("enforced", choices=frozenset({"true", "false"})),
+        Column("note", required=False),
+    ]
+    frame = read_table(
+        path, columns, unique=("gpu_a", "gpu_b", "workload", "benchmark", "source"),
+        line_column=_LINE,
+    )  # fmt: skip
+    for row in frame.filter(pl.col("gpu_a") == pl.col("gpu_b")).iter_rows(named=True):
+        raise BadInputError(path, row[_LINE], "gpu_b", "a GPU compared with itself")
+    return frame.with_columns(enforced=pl.col("enforced") == "true").drop(_LINE)
 
 
 # Optional trailing columns of the benchmark files: provenance a row's source states but
