@@ -55,6 +55,10 @@ QUANT_BITS = {
 }  # fmt: skip
 _MIN_ROWS = 3
 _MIN_GPUS = 3
+# The llama.cpp backend each vendor's GPUs are modelled (and preferred measured) under:
+# the one people run them with (CUDA; ROCm/HIP, the backend AMD ships llama.cpp builds for;
+# SYCL, Intel's). A stack's own decode model is used once it has rows on 3 GPUs.
+REFERENCE_STACKS = {"nvidia": "llama.cpp-cuda", "amd": "llama.cpp-rocm", "intel": "llama.cpp-sycl"}
 
 
 def kv_bytes_per_token(size_b: int) -> float:
@@ -143,7 +147,8 @@ def decode_roofline(rows: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
 
     Needs the benchmark columns (gpu_id, engine, model_params_b, quant, bits,
     tokens_per_s, num_gpus, phase, batch); leaves out rows of a constrained host
-    (model/evidence.py); adds vendor, engine_class, `read_s` (seconds to
+    (model/evidence.py); adds vendor, engine_class, stack (the row's, else its engine's
+    name), `read_s` (seconds to
     read the weights once at the GPU's bandwidth), `layers`, `seconds` (1 / tokens_per_s)
     and `ratio` (the share of the bandwidth roofline reached).
     """
@@ -160,6 +165,7 @@ def decode_roofline(rows: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     return (
         decode.with_columns(
             engine_class=_engine_class(pl.col("engine")),
+            stack=row_stack(decode),
             bpw=bpw.fill_null(pl.col("bits").cast(pl.Float64)),
             layers=layers_for(pl.col("model_params_b")),
         )
@@ -187,59 +193,87 @@ def fit_decode(rows: pl.DataFrame) -> tuple[float, float]:
     return float(coef[0]), float(max(coef[1], 0.0))
 
 
+def row_stack(rows: pl.DataFrame) -> pl.Expr:
+    """A row's software stack: its `stack` cell, else its engine name (old extracts)."""
+    engine = pl.col("engine").str.to_lowercase()
+    return pl.coalesce(pl.col("stack"), engine) if "stack" in rows.columns else engine
+
+
 def decode_model_for(
-    rows: pl.DataFrame, engine_class: str, vendor: str, bits: int
+    rows: pl.DataFrame, engine_class: str, vendor: str, bits: int, stack: str | None = None
 ) -> tuple[float, float, str] | None:
     """The decode model of an engine on a vendor's GPUs at a weight bit class, and its level.
 
     Quantized kernels dequantize as they read and backends differ by vendor, so the most
-    specific level with rows on at least 3 GPUs is fitted: engine x vendor x bits, engine
-    x vendor (the backend matters more than the format: llama.cpp on the measured Radeons
-    reaches a third of what it reaches on GeForces), engine x bits, engine.
+    specific level with rows on at least 3 GPUs is fitted: stack x vendor x bits and stack
+    x vendor (llama.cpp's ROCm and Vulkan backends reach different shares of a Radeon's
+    bandwidth; docs/methodology.md, "LLM calibration"), then engine x vendor x bits,
+    engine x vendor (the backend matters more than the format: llama.cpp on the measured
+    Radeons reaches a third of what it reaches on GeForces), engine x bits, engine. A
+    level whose fit reads faster than the full bandwidth (a < 1) is skipped.
     """
-    for keys, match in (
+    levels = [
         (("engine_class", "vendor", "bits"), (engine_class, vendor, bits)),
         (("engine_class", "vendor"), (engine_class, vendor)),
         (("engine_class", "bits"), (engine_class, bits)),
         (("engine_class",), (engine_class,)),
-    ):
+    ]
+    if stack is not None:
+        levels = [
+            (("stack", "vendor", "bits"), (stack, vendor, bits)),
+            (("stack", "vendor"), (stack, vendor)),
+            *levels,
+        ]
+    for keys, match in levels:
         part = rows
         for key, value in zip(keys, match, strict=True):
             part = part.filter(pl.col(key) == value)
-        if part["gpu_id"].n_unique() >= _MIN_GPUS:
-            label = " x ".join(f"{v} bits" if k == "bits" else str(v)
-                               for k, v in zip(keys, match, strict=True))  # fmt: skip
-            return (*fit_decode(part), label)
+        if part["gpu_id"].n_unique() < _MIN_GPUS:
+            continue
+        a, c = fit_decode(part)
+        # A fit reading faster than the full bandwidth (a < 1) is noise of a few rows
+        # (the four Radeons, each on another backend), not a property: the next level.
+        if a < 1.0:
+            continue
+        label = " x ".join(f"{v} bits" if k == "bits" else str(v)
+                           for k, v in zip(keys, match, strict=True))  # fmt: skip
+        return a, c, label
     return None
 
 
 def leave_one_gpu_out(roofline_rows: pl.DataFrame, engine_class: str) -> pl.DataFrame:
     """Each GPU's measured decode rows predicted by the model fitted without it.
 
-    Returns gpu_id, model_params_b, quant, num_gpus, measured, predicted, ape.
+    A GPU's rows of one stack are predicted by that stack's model (levels of
+    `decode_model_for`). Returns gpu_id, vendor, stack, model_params_b, quant, num_gpus,
+    measured, predicted, level, ape.
     """
     rows = roofline_rows.filter(pl.col("engine_class") == engine_class)
     out = []
     for gpu in sorted(set(rows["gpu_id"])):
         train = rows.filter(pl.col("gpu_id") != gpu)
         test = rows.filter(pl.col("gpu_id") == gpu)
-        for (bits,), part in test.group_by("bits", maintain_order=True):
-            model = decode_model_for(train, engine_class, part["vendor"][0], bits)
+        for (bits, stack), part in test.group_by("bits", "stack", maintain_order=True):
+            model = decode_model_for(train, engine_class, part["vendor"][0], bits, stack)
             if model is None:
                 continue
-            a, c, _ = model
+            a, c, level = model
             out.append(
                 part.select(
                     "gpu_id",
+                    "vendor",
+                    "stack",
                     "model_params_b",
                     "quant",
                     "num_gpus",
                     measured="tokens_per_s",
                     predicted=1 / (a * pl.col("read_s") + c * pl.col("layers")),
+                    level=pl.lit(level),
                 )
             )
-    schema = {"gpu_id": pl.Utf8, "model_params_b": pl.Float64, "quant": pl.Utf8,
-              "num_gpus": pl.Int64, "measured": pl.Float64, "predicted": pl.Float64}  # fmt: skip
+    schema = {"gpu_id": pl.Utf8, "vendor": pl.Utf8, "stack": pl.Utf8,
+              "model_params_b": pl.Float64, "quant": pl.Utf8, "num_gpus": pl.Int64,
+              "measured": pl.Float64, "predicted": pl.Float64, "level": pl.Utf8}  # fmt: skip
     if not out:
         return pl.DataFrame(schema=schema).with_columns(ape=pl.lit(None, dtype=pl.Float64))
     return pl.concat(out, how="vertical_relaxed").with_columns(
@@ -252,6 +286,33 @@ def log_error_sd(logo: pl.DataFrame) -> float | None:
     if logo.height < 2:
         return None
     return float((logo["predicted"] / logo["measured"]).log().std())
+
+
+def _decode_models(
+    rooflines: pl.DataFrame, vendors: pl.Series, bits: pl.Series, engine_class: str
+) -> pl.DataFrame:
+    """The decode model (a, c, level) per vendor x bits, under the vendor's reference stack."""
+    return pl.DataFrame(
+        [
+            (vendor, b, *model)
+            for vendor in sorted(set(vendors.drop_nulls()))
+            for b in sorted(set(bits))
+            if (
+                model := decode_model_for(
+                    rooflines, engine_class, vendor, b, REFERENCE_STACKS.get(vendor)
+                )
+            )
+            is not None
+        ],
+        schema={
+            "vendor": pl.Utf8,
+            "bits": pl.Int32,
+            "a": pl.Float64,
+            "c": pl.Float64,
+            "level": pl.Utf8,
+        },  # fmt: skip
+        orient="row",
+    )
 
 
 def llm_throughput(
@@ -279,22 +340,7 @@ def llm_throughput(
         "gpu_id", "vendor", "memory_bandwidth_gbs", "fp16_tensor_tflops",
         devices=pl.col("devices").fill_null(1),
     )  # fmt: skip
-    models = pl.DataFrame(
-        [
-            (vendor, bits, *model)
-            for vendor in sorted(set(catalog["vendor"].drop_nulls()))
-            for bits in sorted(set(fit["bits"]))
-            if (model := decode_model_for(rooflines, engine_class, vendor, bits)) is not None
-        ],
-        schema={
-            "vendor": pl.Utf8,
-            "bits": pl.Int32,
-            "a": pl.Float64,
-            "c": pl.Float64,
-            "level": pl.Utf8,
-        },  # fmt: skip
-        orient="row",
-    )
+    models = _decode_models(rooflines, catalog["vendor"], fit["bits"], engine_class)
     layers = pl.col("model_params_b").replace_strict(
         {s: ARCHITECTURES[s][2] for s in ARCHITECTURES}, default=None, return_dtype=pl.Float64
     )
@@ -344,6 +390,7 @@ def llm_throughput(
             )
             .otherwise(pl.lit("does not fit")),  # fmt: skip
             n_results=pl.lit(0, dtype=pl.Int32),
+            rate_source=pl.when(pl.col("fits")).then(pl.lit("modelled")),
         )
     )
     return pl.concat([modelled, _measured_rows(benchmarks)], how="diagonal_relaxed").sort(
@@ -410,6 +457,7 @@ def _measured_rows(benchmarks: pl.DataFrame) -> pl.DataFrame:
             pl.col("num_gpus").cast(pl.Int32),
             fits=pl.lit(True),
             method=pl.format("measured ({})", pl.col("engines")),
+            rate_source=pl.lit("measured"),
         )
         .drop("engines")
     )
@@ -424,12 +472,16 @@ def llm_cost(
 ) -> pl.DataFrame:
     """$ per million tokens per configuration and basis (buy new/used, rent on-demand/spot).
 
-    `throughput` is llm_throughput's modelled rows that fit; `buy` one row per gpu_id x
+    `throughput` is the rows to price (model/llm_calibration.py `rates_for_cost`: the
+    measured rate where one matches, else the modelled; `rate_source` says which, and is
+    carried to each cost row); `buy` one row per gpu_id x
     system_gpus x market with total_cost_usd (from perf_per_dollar); `offers` the latest
     cloud offers (gpu_id, gpu_count, price_type, usd_per_gpu_hour, provider). Intervals
     come from the decode interval (a faster GPU makes cheaper tokens).
     """
     rates = throughput.filter(pl.col("fits") & pl.col("decode_tokens_per_s").is_not_null())
+    if "rate_source" not in rates.columns:
+        rates = rates.with_columns(rate_source=pl.lit("modelled"))
     seconds = years * 365.0 * 24 * 3600 * utilization
     bought = rates.join(
         buy.select(
@@ -470,7 +522,8 @@ def llm_cost(
                          pl.col("usd_per_gpu_hour").round(3)),
     )  # fmt: skip
     columns = ["gpu_id", "model_params_b", "bits", "num_gpus", "basis",
-               "usd_per_million_tokens", "low", "high", "utilization", "detail"]  # fmt: skip
+               "usd_per_million_tokens", "low", "high", "utilization", "detail",
+               "rate_source", "decode_tokens_per_s"]  # fmt: skip
     return (
         pl.concat([bought.select(columns), rented.select(columns)], how="vertical_relaxed")
         .with_columns(

@@ -246,6 +246,40 @@ def _llm_decode_block(data: MethodologyData) -> list[str]:
     )
 
 
+def llm_stack_table(validation: pl.DataFrame) -> pl.DataFrame:
+    """The decode model's leave-one-GPU-out error per vendor x stack, one row each."""
+    rows = validation.filter(pl.col("check_name") == "llm_decode_logo_stack")
+    if rows.is_empty():
+        return pl.DataFrame(schema={"subject": pl.Utf8, "n": pl.Int32})
+    return (
+        rows.with_columns(pl.col("value") * 100)
+        .pivot(on="metric", index=["subject", "n"], values="value")
+        .select("subject", "n", "median_ape", "max_ape", "median_error")
+        .sort("subject")
+    )
+
+
+def _llm_stack_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "LLM decode: the model's error per vendor x stack",
+        markdown_table(
+            _formatted(llm_stack_table(data.validation)),
+            {
+                "subject": "vendor x stack",
+                "n": "measured rows",
+                "median_ape": "median |error| %",
+                "max_ape": "worst |error| %",
+                "median_error": "median error % (+ = model too fast)",
+            },
+        ),  # fmt: skip
+        "Each GPU's batch-1 llama.cpp decode rows predicted by the decode model fitted "
+        "without that GPU, at the most specific level with rows on 3 other GPUs (stack x "
+        'vendor first; methodology §11, "LLM calibration"). The cost tables price a '
+        "measured rate where one matches the configuration and use this model only "
+        "otherwise.",
+    )
+
+
 def _comparison_block(data: MethodologyData) -> list[str]:
     return _block(
         "Our ratios beside public evidence",
@@ -303,6 +337,7 @@ _VALIDATION_BLOCKS = (
     _validation_block,
     _nowcast_block,
     _llm_decode_block,
+    _llm_stack_block,
     _comparison_block,
     _independent_block,
 )

@@ -237,18 +237,30 @@ _PROVENANCE_CELLS = (
 )
 
 
-def _provenance_cells(path: str | Path) -> list[Column]:
-    """The optional `stack` / `host` columns the file's header ends with (maybe none)."""
+# The LLM file may also state how many tokens sat in the KV cache before the test began
+# (llama-bench `-d N`, shown as `tg128@dN`); blank: not stated. It comes before the
+# provenance cells.
+_LLM_CELLS = (Column("context_depth", "int", required=False, minimum=0), *_PROVENANCE_CELLS)
+
+
+def _provenance_cells(
+    path: str | Path, optional: tuple[Column, ...] = _PROVENANCE_CELLS
+) -> list[Column]:
+    """The optional columns (`stack` / `host`, ...) the file's header ends with (maybe none)."""
     with Path(path).open(encoding="utf-8") as handle:
         header = next((line for line in handle if line.strip() and not line.startswith("#")), "")
     names = [name.strip() for name in header.split(",")]
-    return [c for c in _PROVENANCE_CELLS if c.name in names]
+    return [c for c in optional if c.name in names]
 
 
-def _with_cells(rows: pl.DataFrame, cells: list[Column]) -> pl.DataFrame:
-    """Add the provenance cells a file does not have, as unknown."""
-    absent = [c.name for c in _PROVENANCE_CELLS if c not in cells]
-    return rows.with_columns([pl.lit(None, dtype=pl.Utf8).alias(name) for name in absent])
+def _with_cells(
+    rows: pl.DataFrame, cells: list[Column], optional: tuple[Column, ...] = _PROVENANCE_CELLS
+) -> pl.DataFrame:
+    """Add the optional cells a file does not have, as unknown."""
+    absent = [c for c in optional if c not in cells]
+    return rows.with_columns(
+        [pl.lit(None, dtype=pl.Int64 if c.kind == "int" else pl.Utf8).alias(c.name) for c in absent]
+    )
 
 
 def read_benchmark_figures(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.DataFrame:
@@ -305,7 +317,9 @@ def read_llm_benchmarks(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.
 
     `tokens_per_s` is the total of `num_gpus` GPUs; `bits` the weight bit class (4, 8,
     16) and `quant` the exact format; `phase` decode (generation), prefill (prompt
-    processing) or serving (batched throughput).
+    processing) or serving (batched throughput). Optional trailing columns:
+    `context_depth` (tokens already in the KV cache when the test began), then `stack`
+    and `host` (the provenance vocabularies); a bad value is refused naming file and line.
     """
     columns = [
         Column("source"),
@@ -324,9 +338,11 @@ def read_llm_benchmarks(path: str | Path, gpu_ids: frozenset[str] | None) -> pl.
         Column("as_of", "date", not_future=True),
         Column("citation"),
     ]
-    key = tuple(c.name for c in columns if c.name not in ("tokens_per_s", "power_w"))
-    cells = _provenance_cells(path)
-    rows = _with_cells(read_table(path, [*columns, *cells], unique=key), cells)
+    cells = _provenance_cells(path, _LLM_CELLS)
+    # Two tests of one configuration at different depths are two measurements.
+    keyed = [*columns, *(c for c in cells if c.name == "context_depth")]
+    key = tuple(c.name for c in keyed if c.name not in ("tokens_per_s", "power_w"))
+    rows = _with_cells(read_table(path, [*columns, *cells], unique=key), cells, _LLM_CELLS)
     return with_llm_provenance(rows)
 
 

@@ -22,13 +22,8 @@ def _system(gpu_id: str, n: int) -> str:
 def llm_cheapest_table(ds: Dataset, bits: int = 4) -> Table:
     """Per model size and basis: the cheapest $ per million tokens, with its speed."""
     cost = ds.llm_cost.filter((pl.col("bits") == bits) & (pl.col("rank") == 1))
-    # The speed shown is the one the cost was computed from: llm_cost prices the modelled
-    # rows, and a measured row of the same configuration beside it would be picked by
-    # chance (the two come in no fixed order).
-    rates = ds.llm_throughput.filter(
-        pl.col("method").str.starts_with("modelled")
-        & (pl.col("context_tokens") == ds.data.parameters.get("llm_context_tokens", 8192))
-    ).select("gpu_id", "model_params_b", "bits", "num_gpus", "decode_tokens_per_s")
+    # The speed shown is the one the cost was computed from (llm_cost carries it: a
+    # measured rate where one matches the configuration, else the modelled one).
     rows = []
     for size in sorted(set(cost["model_params_b"])):
         cells = [Cell(f"{size}B, {bits}-bit")]
@@ -38,12 +33,8 @@ def llm_cheapest_table(ds: Dataset, bits: int = 4) -> Table:
                 cells.append(Cell("–"))
                 continue
             row = hit.row(0, named=True)
-            speed = rates.filter(
-                (pl.col("gpu_id") == row["gpu_id"])
-                & (pl.col("model_params_b") == size)
-                & (pl.col("bits") == bits)
-                & (pl.col("num_gpus") == row["num_gpus"])
-            )["decode_tokens_per_s"]
+            speed = row.get("decode_tokens_per_s")
+            source = row.get("rate_source") or "modelled"
             cells.append(
                 Cell(
                     _system(row["gpu_id"], row["num_gpus"]),
@@ -51,7 +42,7 @@ def llm_cheapest_table(ds: Dataset, bits: int = 4) -> Table:
                     lines=(
                         f"${row['usd_per_million_tokens']:.2f} per 1M tokens "
                         f"({row['low']:.2f}–{row['high']:.2f})",
-                        f"{speed[0]:.0f} tokens/s" if speed.len() else "",
+                        f"{speed:.0f} tokens/s ({source})" if speed is not None else "",
                         row["detail"],
                     ),
                 )

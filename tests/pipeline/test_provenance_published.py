@@ -19,11 +19,12 @@ EXPECTED = {
     },
     "llm_benchmarks": {
         "stack": {
-            "llama.cpp-cuda": 874, "tensorrt-llm": 45, "llama.cpp-vulkan": 16, "ollama": 15,
-            "vllm": 13, "mango-llmboost": 6,
+            "llama.cpp-cuda": 882, "tensorrt-llm": 45, "llama.cpp-vulkan": 19, "ollama": 15,
+            "vllm": 13, "llama.cpp-rocm": 8, "mango-llmboost": 6,
         },
-        "host": {"server": 938, "desktop": 26, "sbc": 5},
-        "batch_regime": {"batch-1": 905, "offline": 64},
+        # llamacpp_threads.csv (issue 22 step 6) states a desktop host or none (NULL).
+        "host": {"server": 938, "desktop": 30, None: 15, "sbc": 5},
+        "batch_regime": {"batch-1": 924, "offline": 64},
     },
 }  # fmt: skip
 VOCABULARY = {"stack": STACKS, "host": HOSTS, "batch_regime": BATCH_REGIMES}

@@ -9,6 +9,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.llm import llm_cost, llm_throughput, memory_fit
+from model.llm_calibration import measured_decode_rates, rates_for_cost
 from pipeline.defs.metadata import KINDS, ROW_COUNT
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
@@ -18,6 +19,9 @@ from warehouse.db import replace_rows
 from warehouse.reads import catalog_ids, read_latest_offers
 
 LLM_FILE = ("benchmarks", "llm", "llm_inference.csv")
+# llama-bench figures from llama.cpp pull requests and other public threads (ROCm, Vulkan
+# and CUDA, with context depth): sources/data/benchmarks/llm/MANIFEST.md section 5.
+LLM_THREADS_FILE = ("benchmarks", "llm", "llamacpp_threads.csv")
 
 
 @dg.asset(
@@ -39,7 +43,9 @@ def llm_benchmarks(
     path = settings.data_path(*LLM_FILE)
     with open_warehouse(warehouse) as con:
         form_factors = con.sql("SELECT gpu_id, form_factor FROM gpus").pl()
-        rows = host_from_form_factor(read_llm_benchmarks(path, catalog_ids(con)), form_factors)
+        ids = catalog_ids(con)
+        read = [read_llm_benchmarks(p, ids) for p in (path, settings.data_path(*LLM_THREADS_FILE))]
+        rows = host_from_form_factor(pl.concat(read, how="vertical_relaxed"), form_factors)
         deleted, inserted = replace_rows(con, "llm_benchmarks", rows, "true")
     by = rows.group_by("source", "phase").len().sort("source", "phase")
     stacks = rows.group_by("stack").len().sort("stack", nulls_last=True)
@@ -88,9 +94,11 @@ def llm_inference(
         # One cost of ownership per GPU x system size x market: the perf_per_dollar row's
         # (its cost does not depend on the workload).
         buy = step.read("perf_per_dollar").filter(pl.col("workload") == "inference_16bit")
+        # The cost tables price a measured rate where one matches, else the model's.
         modelled = throughput.filter(pl.col("method").str.starts_with("modelled"))
+        priced = rates_for_cost(modelled, measured_decode_rates(benchmarks, gpus))
         cost = llm_cost(
-            modelled, buy, read_latest_offers(step.con, run_date), params.years, params.utilization
+            priced, buy, read_latest_offers(step.con, run_date), params.years, params.utilization
         )
         step.write("llm_throughput", throughput.with_columns(run_date=pl.lit(run_date)))
         step.write("llm_cost", cost.with_columns(run_date=pl.lit(run_date)))
@@ -105,4 +113,5 @@ def llm_inference(
             "gpu_id"
         ].n_unique(),
         cost_rows=cost.height,
+        cost_rows_measured=cost.filter(pl.col("rate_source") == "measured").height,
     )
