@@ -1,15 +1,19 @@
 """Inference relative performance: measured where benchmarked, bridged from a base otherwise.
 
-Inference (16- and 8-bit), `bridge`: measured where a GPU has results; a set of inference
-tables without the reference is placed through its GPUs whose base value (training for
-16-bit; 16-bit inference x the 8-bit tensor speedup for 8-bit) is itself measured. Other
-GPUs are bridged: base x the inference/base ratio of their family — vendor, then
-architecture for 16-bit; segment (consumer or data-center/professional), vendor, then
-architecture for 8-bit — each level pooled toward the one above and the top toward the
-mean of all measured GPUs (`pooled_ratio`; never counting the reference's ratio, 1 by
-definition), with an interval from the spread of those ratios and how few support it.
-With fewer than three measured ratios Dettmers' rule applies (inference ranks like
-training, ratio 1) and the row says so (`evidence` = `dettmers_rule`).
+Inference (16- and 8-bit), `bridge`: measured where a GPU has results (a GPU measured in
+one table only is placed by its ratio to its nearest anchor there,
+model/performance_fit.py); a set of inference tables without the reference is placed
+through its GPUs whose base value (training for 16-bit; 16-bit inference x the 8-bit tensor
+speedup for 8-bit) is itself measured. Other GPUs are bridged: base x the inference/base
+ratio of their family — segment (consumer or data-center/professional, model/segments.py),
+vendor, then architecture, for both precisions — each level pooled toward the one above
+and the top toward Dettmers' ratio 1 (`pooled_ratio`; never counting the reference's
+ratio, 1 by definition), with an interval from the spread of those ratios and how few
+support it. A level supported by fewer than MIN_LEVEL_GPUS (2) measured GPUs is skipped:
+a vendor ratio resting on one GPU (AMD: the MI300X) is not used, and a consumer card never
+inherits a data-center ratio (no consumer GPU measured: ratio 1, `dettmers_rule`). With
+fewer than three measured ratios in all Dettmers' rule applies to every GPU (inference
+ranks like training, ratio 1) and the row says so (`evidence` = `dettmers_rule`).
 
 8-bit tensor speed (`eight_bit_speedup`): the fastest 8-bit tensor rate the GPU has (INT8
 from Turing on, FP8 on Ada, Hopper, Blackwell and CDNA3+) over its fp16 tensor rate; 1
@@ -41,28 +45,59 @@ from sources.bundled import bundled_eight_bit_ratios
 ESTIMATED_SPEEDUP_HALF = float(np.log(2.0) / 2)
 NO_SPEEDUP = "none (8-bit at 16-bit speed)"
 
-# Pseudo-observations at the prior: each architecture's ratio is pooled toward the mean
-# ratio as if the mean had been seen this many more times, and the mean toward Dettmers'
-# ratio 1 likewise, so one measured GPU never sets an architecture's ratio alone.
+# Pseudo-observations at the prior: each level's ratio (segment, vendor, architecture) is
+# pooled toward the level above as if that level had been seen this many more times, and
+# the top level toward Dettmers' ratio 1 likewise.
 POOLING_PSEUDO_GPUS = 2.0
 MIN_BRIDGE_RATIOS = 3
+# A level below the top (a vendor within a segment, an architecture within that) takes
+# part in the pooling only with this many measured GPUs: one GPU's ratio is that GPU's,
+# not its vendor's (issue 22: AMD's 16-bit inference/training ratio rested on the MI300X
+# alone and was handed to 27 AMD GPUs, consumer Radeons included). The top level (the
+# segment) is pooled toward Dettmers' ratio 1 whatever its count, so a segment with one
+# measured GPU keeps a third of its ratio (POOLING_PSEUDO_GPUS = 2): skipping it too would
+# drop the one measured consumer 8-bit ratio (RTX 4090, 0.63x its spec-sheet base) and rate
+# every GeForce card's 8-bit speed at the full 4x INT8/fp16 spec ratio (RTX 5090 0.87x an
+# H100, against 0.49x measured for the RTX 4090 in MLPerf Inference v4.1).
+MIN_LEVEL_GPUS = 2
+# The bridge's hierarchy for both precisions, broadest first. Segment first: a consumer
+# card's inference/base ratio comes from consumer cards (GeForce spec sheets give fp16 at
+# half rate; consumer and data-center parts run other kernels and batch sizes), never
+# from data-center parts alone.
+BRIDGE_LEVELS = ("segment", "vendor", "architecture")
 
 
 def pooled_ratio(ratios: list[tuple[float, tuple[str, ...]]], family: tuple[str, ...]) -> float:
     """A GPU family's log inference/base ratio, partially pooled down a hierarchy.
 
     `ratios` holds (log ratio, family) of measured GPUs, a family being a tuple of levels
-    from the broadest, e.g. (vendor, architecture). The mean of all ratios is shrunk
-    toward 0 (Dettmers' ratio 1), each level's ratios toward the level above, as if the
-    level above had been seen POOLING_PSEUDO_GPUS more times: one GPU never sets a family's
-    ratio alone, and a family without measured GPUs takes the nearest level that has some.
+    from the broadest, e.g. (segment, vendor, architecture). Starting from 0 (Dettmers'
+    ratio 1), each level's ratios are pooled toward the level above as if the level above
+    had been seen POOLING_PSEUDO_GPUS more times; a level below the top with fewer than
+    MIN_LEVEL_GPUS measured GPUs is skipped (`supporting_depth`), so one GPU never sets a
+    vendor's or an architecture's ratio and a family without enough measured GPUs takes the
+    nearest level above that has them; a segment without measured GPUs stays at ratio 1.
     """
+    return _pool(ratios, family)[0]
+
+
+def supporting_depth(ratios: list[tuple[float, tuple[str, ...]]], family: tuple[str, ...]):
+    """(depth, GPUs) of the deepest level `pooled_ratio` used for `family`; (0, 0): none."""
+    _, depth, n = _pool(ratios, family)
+    return depth, n
+
+
+def _pool(ratios, family) -> tuple[float, int, int]:
+    """(pooled log ratio, deepest level used, its measured GPUs); see `pooled_ratio`."""
     k = POOLING_PSEUDO_GPUS
-    level = sum(x for x, _ in ratios) / (len(ratios) + k)
+    level, used, n_used = 0.0, 0, 0
     for depth in range(1, len(family) + 1):
         same = [x for x, f in ratios if f[:depth] == family[:depth]]
+        if not same or (depth > 1 and len(same) < MIN_LEVEL_GPUS):
+            continue
         level = (sum(same) + k * level) / (len(same) + k)
-    return level
+        used, n_used = depth, len(same)
+    return level, used, n_used
 
 
 def bridged_workload(
@@ -72,16 +107,18 @@ def bridged_workload(
     gpus: pl.DataFrame,
     reference: str,
     base_name: str,
-    levels: tuple[str, ...] = ("vendor", "architecture"),
+    levels: tuple[str, ...] = BRIDGE_LEVELS,
+    weights: dict[str, float] | None = None,
 ) -> pl.DataFrame:
     """A workload measured on few GPUs, bridged from a base workload for the others.
 
     `base` has gpu_id, base_log (log value relative to the reference), base_half (log
     half-width of its 95 % interval, may be null) and base_measured (whether the base rests
     on the GPU's own measurement). `levels` is the pooling hierarchy of the bridge's
-    ratios (`pooled_ratio`). See the module docstring.
+    ratios (`pooled_ratio`); `weights` the benchmark-class weights of the fit
+    (model/benchmark_weights.py; None: every table 1). See the module docstring.
     """
-    measured = measured_workload(debiased, workload, reference)
+    measured = measured_workload(debiased, workload, reference, weights)
     families = spec_features(gpus).select("gpu_id", "segment", "vendor", "architecture")
     base = base.join(families, on="gpu_id", how="left")
     base_of = {r["gpu_id"]: r for r in base.iter_rows(named=True)}
@@ -107,12 +144,16 @@ def bridged_workload(
 
 
 class _Placed(NamedTuple):
-    """A measured GPU on the reference's scale: log value, log half-width, its set, count."""
+    """A measured GPU on the reference's scale: log value, log half-width, its set, count.
+
+    `note` says how a single-table GPU was placed (performance_fit.place_single_table).
+    """
 
     log: float
     half: float | None
     main: bool
     n: int
+    note: str | None = None
 
 
 def _ratio(gpu: str, log: float, base_of: dict[str, dict], reference: str) -> float | None:
@@ -132,7 +173,9 @@ def _place_reference_set(
         return placed
     for r in measured.filter(pl.col("main")).iter_rows(named=True):
         half = t * r["log_se"] if t is not None and r["log_se"] is not None else None
-        placed[r["gpu_id"]] = _Placed(r["log_perf"] - ref_log, half, True, r["n_results"])
+        placed[r["gpu_id"]] = _Placed(
+            r["log_perf"] - ref_log, half, True, r["n_results"], r.get("placed_by")
+        )
     return placed
 
 
@@ -168,7 +211,9 @@ def _place_other_sets(
         spread = float(np.std(offsets, ddof=1)) if len(offsets) >= 2 else None
         for r in part.iter_rows(named=True):
             half = _placing_half(r["log_se"], spread, len(offsets), t)
-            placed[r["gpu_id"]] = _Placed(r["log_perf"] + shift, half, False, r["n_results"])
+            placed[r["gpu_id"]] = _Placed(
+                r["log_perf"] + shift, half, False, r["n_results"], r.get("placed_by")
+            )
     return placed
 
 
@@ -218,19 +263,19 @@ class _Bridge:
         """Too few measured ratios: Dettmers' rule (ratio 1) instead of the bridge."""
         return len(self.ratios) < MIN_BRIDGE_RATIOS
 
-    def shift(self, gpu: str) -> tuple[float, float | None, int]:
-        """(log ratio, log half-width, measured GPUs of its family) for an unmeasured GPU."""
+    def shift(self, gpu: str) -> tuple[float, float | None, int, int]:
+        """(log ratio, log half-width, deepest level used, its GPUs) for an unmeasured GPU."""
         own = self.family_of[gpu]
-        n_arch = sum(1 for _, f in self.ratios if f == own)
         if self.rule:
-            return 0.0, None, n_arch
+            return 0.0, None, 0, 0
         pooled = pooled_ratio(self.ratios, own)
+        depth, n_used = supporting_depth(self.ratios, own)
         half = (
-            t975(len(self.ratios) - 1) * self.sd * np.sqrt(1 + 1 / (n_arch + POOLING_PSEUDO_GPUS))
+            t975(len(self.ratios) - 1) * self.sd * np.sqrt(1 + 1 / (n_used + POOLING_PSEUDO_GPUS))
         )
-        return pooled, float(half), n_arch
+        return pooled, float(half), depth, n_used
 
-    def text(self, architecture: str, shift: float, n_arch: int) -> str:
+    def text(self, family: tuple[str, ...], shift: float, depth: int, n_used: int) -> str:
         """How an unmeasured GPU's value and interval were made."""
         n_ratios = len(self.ratios)
         if self.rule:
@@ -238,23 +283,33 @@ class _Bridge:
                 f"Dettmers' rule ({self.workload} ranks like {self.base_name}, ratio 1): only "
                 f"{n_ratios} measured ratios; interval of the {self.base_name} value"
             )
+        spread = (
+            f"t({n_ratios - 1}) x the sd of the {n_ratios} measured ratios ({self.sd:.3f} in logs)"
+        )
+        if depth == 0:
+            return (
+                f"Dettmers' rule ({self.workload} ranks like {self.base_name}, ratio 1): no "
+                f"measured GPU shares its {self.levels[0]} ({family[0]}), whose ratio is "
+                f"not taken from other {self.levels[0]}s; interval widened by {spread}"
+            )
         return (
-            f"{self.base_name} x the {architecture} ratio ({np.exp(shift):.3f}; "
-            f"{n_arch} of {n_ratios} measured GPUs share its {' / '.join(self.levels)}, "
-            f"pooled toward the levels above), interval "
-            f"with t({n_ratios - 1}) x the sd of the ratios ({self.sd:.3f} in logs)"
+            f"{self.base_name} x the {' / '.join(family[:depth])} ratio ({np.exp(shift):.3f}; "
+            f"{n_used} of {n_ratios} measured GPUs share its {' / '.join(self.levels[:depth])}, "
+            f"pooled toward the levels above, a level with fewer than {MIN_LEVEL_GPUS} "
+            f"skipped), interval with {spread}"
         )
 
     def row(self, b: dict) -> dict:
         """The output row of an unmeasured GPU (`b`: its base row): base x its ratio."""
-        shift, half, n_arch = self.shift(b["gpu_id"])
+        shift, half, depth, n_used = self.shift(b["gpu_id"])
         base_half = b["base_half"]
         total = float(np.sqrt(half**2 + (base_half or 0.0) ** 2)) if half is not None else base_half
-        text = self.text(b["architecture"], shift, n_arch) if total is not None else None
+        family = self.family_of[b["gpu_id"]]
+        text = self.text(family, shift, depth, n_used) if total is not None else None
         if text is not None and b.get("base_note"):
             text = f"{text}; {b['base_note']}"
         low = -total if total is not None else None
-        evidence = "dettmers_rule" if self.rule else "bridged"
+        evidence = "dettmers_rule" if self.rule or depth == 0 else "bridged"
         return log_row(
             b["gpu_id"], b["base_log"] + shift, low, total, "estimated", evidence, 0, text
         )
@@ -263,12 +318,14 @@ class _Bridge:
 def _measured_row(gpu: str, p: _Placed, df: int) -> dict:
     """The output row of a measured GPU, with its least-squares interval."""
     if p.half is None:
-        return log_row(gpu, p.log, None, None, "measured", "measured", p.n, None)
+        return log_row(gpu, p.log, None, None, "measured", "measured", p.n, p.note)
     what = (
         f"least-squares standard error, t({df}) 95 %"
         if p.main
         else "least-squares standard error plus the placing error of its set, 95 %"
     )
+    if p.note:
+        what = f"{p.note}; interval: its anchor's {what} and the fit's residual variance"
     return log_row(gpu, p.log, -p.half, p.half, "measured", "measured", p.n, what)
 
 
@@ -294,7 +351,11 @@ def _reference_is_one(
 
 
 def inference_16bit(
-    debiased: pl.DataFrame, training: pl.DataFrame, gpus: pl.DataFrame, reference: str
+    debiased: pl.DataFrame,
+    training: pl.DataFrame,
+    gpus: pl.DataFrame,
+    reference: str,
+    weights: dict[str, float] | None = None,
 ) -> pl.DataFrame:
     """16-bit inference: measured where benchmarked, else bridged from 16-bit training."""
     base = training.select(
@@ -303,8 +364,9 @@ def inference_16bit(
         base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
         base_measured=pl.col("evidence") == "measured",
     )
-    # Vendor, then architecture: a GeForce RTX 3090 and an A10 share the GA102 die, its
-    # tensor cores and kernels, so the architecture is the finest level with evidence.
+    # Segment, vendor, then architecture (BRIDGE_LEVELS): the segment keeps data-center
+    # ratios off consumer cards; the architecture is the finest level with evidence (an
+    # A10 and an A30 share Ampere's tensor cores and kernels).
     return bridged_workload(
         debiased,
         "inference_16bit",
@@ -312,7 +374,8 @@ def inference_16bit(
         gpus,
         reference,
         "16-bit training",
-        levels=("vendor", "architecture"),
+        levels=BRIDGE_LEVELS,
+        weights=weights,
     )
 
 
@@ -392,6 +455,7 @@ def inference_8bit(
     gpus: pl.DataFrame,
     reference: str,
     training: pl.DataFrame | None = None,
+    weights: dict[str, float] | None = None,
 ) -> pl.DataFrame:
     """8-bit inference: measured (int8/fp8 tables) where benchmarked, else bridged.
 
@@ -401,7 +465,8 @@ def inference_8bit(
     speed = eight_bit_speedup(gpus)
     ref_speed = speed.filter(pl.col("gpu_id") == reference)["speedup"][0]
     # The base rests on the GPU's own measurement when its 16-bit inference is measured or
-    # bridged from its measured training (an RTX 4090 measured in 8 bits only).
+    # bridged from its measured training (an RTX 4090 measured in 8 bits only), by its
+    # family's ratio or by Dettmers' ratio 1 where its segment has too few measured GPUs.
     trained = (
         training.filter(pl.col("evidence") == "measured")["gpu_id"].to_list()
         if training is not None
@@ -412,7 +477,9 @@ def inference_8bit(
         base_log=pl.col("value").log() + (pl.col("speedup") / ref_speed).log(),
         base_half=_widened_half(),
         base_measured=(pl.col("evidence") == "measured")
-        | ((pl.col("evidence") == "bridged") & pl.col("gpu_id").is_in(trained)),
+        | (
+            pl.col("evidence").is_in(["bridged", "dettmers_rule"]) & pl.col("gpu_id").is_in(trained)
+        ),
         base_note=pl.when("speedup_estimated").then(
             pl.format("8-bit speedup {}, its interval widened", "speedup_basis")
         ),
@@ -427,7 +494,8 @@ def inference_8bit(
         gpus,
         reference,
         "16-bit inference x 8-bit tensor speedup",
-        levels=("segment", "vendor", "architecture"),
+        levels=BRIDGE_LEVELS,
+        weights=weights,
     )
 
 

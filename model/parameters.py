@@ -9,6 +9,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from model.benchmark_weights import BENCHMARK_CLASSES, default_weights
 from model.llm_constants import ARCHITECTURES, BITS_PER_WEIGHT
 
 WORKLOADS = ("training_16bit", "inference_16bit", "inference_8bit")
@@ -42,6 +43,12 @@ class ModelParameters:
     # Figures measured with software from a GPU's first days after its release date are
     # left out (launch-day kernels underrate it; debias.launch_window). 0 keeps them.
     launch_window_days: int = 90
+    # Weight of a benchmark table in the relative-performance fit, by benchmark class
+    # (model/benchmark_weights.py, where each value has its reason): transformer and LLM
+    # tables 1, diffusion 0.5, CNN and RNN 0.1, because the headline workloads describe
+    # transformer work (issue 22, step 4). relative_performance.value_all_benchmarks is
+    # the same fit with every weight 1.
+    benchmark_weights: dict[str, float] = field(default_factory=default_weights)
     # Electricity (B578): 5 years, $0.175/kWh, 15 % utilisation; RTX 4090 ~ $100/year.
     electricity_usd_per_kwh: float = 0.175
     utilization: float = 0.15
@@ -218,6 +225,13 @@ def check(params: ModelParameters) -> ModelParameters:
             f"LLM sizes need a reference architecture {sorted(ARCHITECTURES)} and bits one of "
             f"{sorted(BITS_PER_WEIGHT)}; got sizes {params.llm_model_sizes_b}, "
             f"bits {params.llm_bits}"
+        )
+    if set(params.benchmark_weights) != set(BENCHMARK_CLASSES) or any(
+        w <= 0 for w in params.benchmark_weights.values()
+    ):
+        raise ValueError(
+            f"benchmark_weights needs a positive weight for each of {sorted(BENCHMARK_CLASSES)}; "
+            f"got {params.benchmark_weights}"
         )
     if params.bootstrap_replicates < 1:
         raise ValueError("bootstrap_replicates must be at least 1")

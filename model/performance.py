@@ -1,10 +1,15 @@
 """Relative performance per GPU and workload, measured where possible, estimated otherwise.
 
-Measured values come from a least-squares fit over benchmark tables (model/performance_fit.py:
-Dettmers' geometric mean of ratios to a reference GPU, bridged through the GPUs two tables
-share, never comparing figures across tables and so across software eras). GPUs that share
-no table with the reference's set are placed on the common scale through their *measured*
-anchors only, keeping their measured ratios.
+Measured values come from a weighted least-squares fit over benchmark tables
+(model/performance_fit.py: Dettmers' geometric mean of ratios to a reference GPU, bridged
+through the GPUs two tables share, never comparing figures across tables and so across
+software eras). The headline `value` weights each table by its benchmark class
+(model/benchmark_weights.py: transformer and LLM tables 1, diffusion 0.5, CNN and RNN 0.1),
+because the three workloads describe transformer work; `value_all_benchmarks` is the same
+model with every table weight 1. A GPU measured in one table only is placed by its
+same-table ratio to its nearest anchor there, so the benchmark mix of the other GPUs does
+not move it. GPUs that share no table with the reference's set are placed on the common
+scale through their *measured* anchors only, keeping their measured ratios.
 
 16-bit training (`evidence`): `measured` in the reference's set of tables; `spec_placed`
 for a set of tables that shares no GPU with it (its measured ratios are kept, its level
@@ -15,8 +20,8 @@ the error range of leaving whole architectures (vendors) out, so it gets a wider
 
 Inference (16- and 8-bit): measured where benchmarked, else bridged from a base workload
 (16-bit training; 16-bit inference x the 8-bit tensor speedup) by the pooled ratio of the
-GPU's family, or Dettmers' rule (ratio 1) with too few measured ratios
-(model/bridging.py).
+GPU's segment, vendor and architecture, each level used only with two or more measured
+GPUs, or Dettmers' rule (ratio 1) with too few measured ratios (model/bridging.py).
 """
 
 import datetime as dt
@@ -24,6 +29,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from model.benchmark_weights import uniform_weights
 from model.bridging import inference_8bit, inference_16bit
 from model.fit import t975
 from model.parameters import ModelParameters
@@ -39,12 +45,22 @@ def _quantile_range(errors: np.ndarray) -> tuple[float, float] | None:
     return float(np.quantile(errors, 0.025)), float(np.quantile(errors, 0.975))
 
 
-def training_16bit(debiased: pl.DataFrame, gpus: pl.DataFrame, reference: str) -> pl.DataFrame:
-    """16-bit training: measured where benchmarked, else estimated from specs."""
-    measured = measured_workload(debiased, "training_16bit", reference)
+def training_16bit(
+    debiased: pl.DataFrame,
+    gpus: pl.DataFrame,
+    reference: str,
+    weights: dict[str, float] | None = None,
+) -> pl.DataFrame:
+    """16-bit training: measured where benchmarked, else estimated from specs.
+
+    `weights`: the benchmark-class weights of the fit (None: every table 1).
+    """
+    measured = measured_workload(debiased, "training_16bit", reference, weights)
     main = measured.filter(pl.col("main"))
     anchor, logo, chosen, unseen = spec_estimator(main, gpus)
-    placed = place_on_anchor(measured, anchor)
+    placed = place_on_anchor(measured, anchor).join(
+        measured.select("gpu_id", "placed_by"), on="gpu_id", how="left"
+    )
     df = int(measured["df"].max()) if measured.height else 0
     t = t975(df) if df >= 1 else None
     ref_log = placed.filter(pl.col("gpu_id") == reference)["log_perf"][0]
@@ -65,7 +81,7 @@ def training_16bit(debiased: pl.DataFrame, gpus: pl.DataFrame, reference: str) -
         value = r["log_perf"] - ref_log
         if r["n_results"] is not None and r["main"]:
             half = t * r["log_se"] if t is not None and r["log_se"] is not None else None
-            text = f"least-squares standard error, t({df}) 95 %" if half is not None else None
+            text = _measured_text(df, half, r["placed_by"])
             low = -half if half is not None else None
             rows.append(
                 log_row(r["gpu_id"], value, low, half, "measured", "measured", r["n_results"], text)
@@ -100,6 +116,15 @@ def training_16bit(debiased: pl.DataFrame, gpus: pl.DataFrame, reference: str) -
     return workload_frame(rows, "training_16bit")
 
 
+def _measured_text(df: int, half: float | None, placed_by: str | None) -> str | None:
+    """The interval text of a measured GPU (`placed_by`: how a single-table GPU was placed)."""
+    text = f"least-squares standard error, t({df}) 95 %" if half is not None else None
+    if placed_by:
+        what = f"its anchor's {text} and the fit's residual variance" if text else "none"
+        return f"{placed_by}; interval: {what}"
+    return text
+
+
 def _widest(a, b):
     if a is None:
         return b
@@ -108,23 +133,43 @@ def _widest(a, b):
     return (min(a[0], b[0]), max(a[1], b[1]))
 
 
+def workloads(
+    debiased: pl.DataFrame,
+    gpus: pl.DataFrame,
+    reference: str,
+    weights: dict[str, float] | None,
+) -> pl.DataFrame:
+    """The three workloads' rows (gpu_id, workload, value, ...) fitted with `weights`."""
+    training = training_16bit(debiased, gpus, reference, weights)
+    inference = inference_16bit(debiased, training, gpus, reference, weights)
+    eight_bit = inference_8bit(debiased, inference, gpus, reference, training, weights)
+    return pl.concat([training, inference, eight_bit])
+
+
 def relative_performance(
     debiased: pl.DataFrame, gpus: pl.DataFrame, params: ModelParameters, run_date: dt.date
 ) -> pl.DataFrame:
     """One row per catalog GPU x workload: performance relative to the reference GPU.
 
-    value_low/value_high is a 95 % interval (see `interval_method`); NULL where no interval
-    can be computed (a fit without residual degrees of freedom, too few GPUs to validate
-    the spec estimator). `evidence` says what the value rests on (module docstring).
+    `value` is fitted with the benchmark-class weights (`params.benchmark_weights`),
+    `value_all_benchmarks` with every table weight 1 (module docstring), each with its 95 %
+    interval. value_low/value_high is NULL where no interval can be computed (a fit without
+    residual degrees of freedom, too few GPUs to validate the spec estimator). `evidence`
+    says what the value rests on (module docstring).
     """
     reference = params.reference_gpu
     if reference not in gpus["gpu_id"].to_list():
         raise ValueError(f"reference GPU {reference!r} is not in the catalog")
-    training = training_16bit(debiased, gpus, reference)
-    inference = inference_16bit(debiased, training, gpus, reference)
-    eight_bit = inference_8bit(debiased, inference, gpus, reference, training)
+    weighted = workloads(debiased, gpus, reference, params.benchmark_weights)
+    every = workloads(debiased, gpus, reference, uniform_weights()).select(
+        "gpu_id",
+        "workload",
+        value_all_benchmarks="value",
+        value_all_benchmarks_low="value_low",
+        value_all_benchmarks_high="value_high",
+    )
     return (
-        pl.concat([training, inference, eight_bit])
+        weighted.join(every, on=["gpu_id", "workload"], how="left")
         .with_columns(
             run_date=pl.lit(run_date),
             reference_gpu=pl.lit(reference),
@@ -142,6 +187,9 @@ def relative_performance(
             "value_high",
             "interval_method",
             "evidence",
+            "value_all_benchmarks",
+            "value_all_benchmarks_low",
+            "value_all_benchmarks_high",
         )
         .sort("workload", "value", descending=[False, True])
     )

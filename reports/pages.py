@@ -325,32 +325,6 @@ def _rank_tables(gpu_id: str, ranking: Ranking) -> list[Table]:
     ]
 
 
-def _relative_table(rows: pl.DataFrame) -> Table:
-    return Table(
-        (
-            "workload",
-            "relative performance (95 % interval)",
-            "method",
-            "evidence",
-            "figures",
-            "interval",
-        ),
-        [
-            (
-                Cell(WORKLOAD_TITLES.get(r["workload"], r["workload"])),
-                Cell(interval(r["value"], r["value_low"], r["value_high"])),
-                Cell(r["method"] or ""),
-                Cell(r["evidence"] or ""),
-                Cell("" if r["n_results"] is None else str(r["n_results"])),
-                Cell(r["interval_method"] or ""),
-            )
-            for r in _records(rows, "workload")
-        ],
-        title="Relative performance",
-        empty="No relative performance for this GPU.",
-    )
-
-
 def _price_table(rows: pl.DataFrame) -> Table:
     return Table(
         (
@@ -495,9 +469,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
                 [f"Verdicts naming it: {'; '.join(mentions)}."] if mentions else [],
                 _rank_tables(gpu_id, ranking),
             ),
-            Section(
-                "performance", "Performance", tables=[_relative_table(relative.get(gpu_id, empty))]
-            ),
+            content.performance_section(relative.get(gpu_id, empty)),
             Section(
                 "prices",
                 "Prices",

@@ -6,7 +6,8 @@ the report and the site cannot disagree. Cells hold plain text: the HTML templat
 it (autoescape), the Markdown template keeps pipes and newlines from breaking tables.
 
 One module per page or part of one: `blocks` (cells, tables, sections, number formats),
-`verdicts`, `changes`, `llm` (front page and GPU pages), `tables` (the "all tables" page)
+`verdicts`, `changes`, `llm` (front page and GPU pages), `performance` (a GPU
+page's two relative-performance values), `tables` (the "all tables" page)
 and `front` (the front page's other sections and the report's order). This package
 re-exports their public names.
 """
@@ -38,6 +39,7 @@ from reports.content.llm import (
     llm_gpu_table,
     llm_section,
 )
+from reports.content.performance import performance_section, performance_table
 from reports.content.tables import (
     cloud_section,
     detail_sections,
@@ -73,6 +75,8 @@ __all__ = [
     "money",
     "number",
     "percent",
+    "performance_section",
+    "performance_table",
     "relative_section",
     "renting_section",
     "report_sections",
