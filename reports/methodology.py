@@ -22,6 +22,10 @@ from model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
 from reports.report import markdown_table
 from warehouse.release import default_published_dir
 
+DOCS = Path(__file__).parents[1] / "docs" / "methodology.md"
+# Sections of docs/methodology.md the site's methodology page shows as written there, so
+# the rules and the known limits are on the site, not only in the repository.
+SITE_SECTIONS = ("Headline eligibility and ties", "Known limits")
 BEGIN = "<!-- BEGIN generated: validation (python -m reports.methodology --update-docs) -->"
 END = "<!-- END generated: validation -->"
 
@@ -40,6 +44,24 @@ class MethodologyData:
     sensitivity: pl.DataFrame
     comparison: pl.DataFrame
     llm_decode: pl.DataFrame
+    # The SITE_SECTIONS of docs/methodology.md, as Markdown (`docs_sections`).
+    from_docs: str = ""
+
+
+def docs_sections(doc: Path, headings: tuple[str, ...] = SITE_SECTIONS) -> str:
+    """The level-2 sections of `doc` whose heading starts with one of `headings`.
+
+    Each runs to the next level-2 heading. A heading that is missing is an error: the
+    site would silently lose its rules or its limits.
+    """
+    parts = ("\n" + doc.read_text(encoding="utf-8")).split("\n## ")
+    found = []
+    for heading in headings:
+        match = [p for p in parts[1:] if p.startswith(heading)]
+        if not match:
+            raise ValueError(f"{doc}: no section '## {heading}'")
+        found.append("## " + match[0].rstrip())
+    return "\n\n".join(found)
 
 
 def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> MethodologyData:
@@ -77,6 +99,7 @@ def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> 
             con.sql("SELECT * FROM llm_benchmarks ORDER BY ALL").pl(),
             con.sql("SELECT * FROM gpus ORDER BY gpu_id").pl(),
         ),
+        from_docs=docs_sections(DOCS),
     )
 
 
@@ -349,6 +372,8 @@ def render_methodology_markdown(data: MethodologyData) -> str:
         "How the numbers in the report were made and how far to trust them. The method "
         "follows Tim Dettmers' analysis (debias benchmarks, relative performance, cost of "
         "ownership); where gpuvalue fits a constant from data, both values are shown.",
+        "",
+        data.from_docs,
         "",
         "## Fitted constants and validation",
         "",

@@ -38,9 +38,7 @@ VENDOR_STACKS = {"nvidia": "pytorch-cuda", "amd": "pytorch-rocm", "intel": "pyto
 _LINE = "_line"
 
 
-def read_software_support(
-    path: str | Path, catalog: pl.DataFrame | None = None
-) -> pl.DataFrame:
+def read_software_support(path: str | Path, catalog: pl.DataFrame | None = None) -> pl.DataFrame:
     """The cited software-support rows (vendor, architecture, gpu_id, stack, status, ...).
 
     `catalog` (gpu_id, vendor, architecture: the spec sheet) makes every architecture and
@@ -58,9 +56,7 @@ def read_software_support(
         Column("source_url", check=https_url),
         Column("as_of", "date", not_future=True),
     ]
-    frame = read_table(
-        path, columns, unique=("architecture", "gpu_id", "stack"), line_column=_LINE
-    )
+    frame = read_table(path, columns, unique=("architecture", "gpu_id", "stack"), line_column=_LINE)
     if catalog is not None:
         _check_against(path, frame, catalog)
     return frame.drop(_LINE)
