@@ -61,7 +61,8 @@ def tie_groups(candidates: pl.DataFrame, group: list[str], key: list[str]) -> pl
     )
     system = pl.col("system_gpus").cast(pl.Utf8) if "system_gpus" in key else pl.lit("1")
     return (
-        members.sort("_pos")
+        members.with_columns(_system=system)
+        .sort("_pos")
         .group_by(group, maintain_order=True)
         .agg(
             _n=pl.len(),
