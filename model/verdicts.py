@@ -98,7 +98,12 @@ _SCHEMA = {
     "tie_system_gpus": pl.Utf8,
 }
 # The verdicts table's columns, in order (013_verdicts.sql, 016_evidence_basis.sql).
-COLUMNS = ["run_date", *_SCHEMA, "age_days", "unit", "why", "basis", "caveat"]
+_TIE = ["tie_gpu_ids", "tie_system_gpus"]
+COLUMNS = [
+    "run_date",
+    *(c for c in _SCHEMA if c not in _TIE),
+    *("age_days", "unit", "why", "basis", "caveat", *_TIE),
+]
 # The front page's headline rows: the best 1-GPU system of any memory (recommendations
 # computed for a memory tier of 0 GB).
 HEADLINE_KIND, HEADLINE_LIMIT = "headline", 0.0
