@@ -5,8 +5,6 @@ validated under PyTorch" and never a pick; a pick under 50 % P(best) whose inter
 overlaps others' is a tie naming the ordered group. Hand-made tables throughout.
 """
 
-import datetime as dt
-
 import polars as pl
 import pytest
 
