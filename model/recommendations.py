@@ -12,6 +12,8 @@ import datetime as dt
 
 import polars as pl
 
+from model.ties import tie_groups
+
 BUY_OPTIONS = {"new": "buy_new", "used": "buy_used"}
 RENT_OPTIONS = {"on_demand": "rent", "spot": "rent_spot"}
 UNITS = {
@@ -88,7 +90,8 @@ def recommendations(
 
     Winner and runner-up by the point perf per dollar; interval = 2.5 and 97.5 percentiles
     of the winner's replicates; p_best / runner_up_p_best = share of replicates in which
-    that GPU has the highest perf per dollar of the tier (ties to the GPU id sorting first).
+    that GPU has the highest perf per dollar of the tier (ties to the GPU id sorting first);
+    tie_gpu_ids = the tied group when the winner's P(best) is under 50 % (model/ties.py).
     """
     memory = gpus.select("gpu_id", "memory_gb")
     tiers = pl.DataFrame({"memory_tier_gb": [float(t) for t in tiers_gb]})
@@ -126,6 +129,11 @@ def recommendations(
             n_candidates=pl.len().over(_GROUP).cast(pl.Int32),
         )
     )
+    ties = tie_groups(
+        ranked.rename({"perf_per_dollar_low": "low", "perf_per_dollar_high": "high"}),
+        _GROUP,
+        ["gpu_id"],
+    ).drop("tie_system_gpus")
     runner_up = ranked.filter(pl.col("_pos") == 2).select(
         *_GROUP,
         runner_up_gpu_id="gpu_id",
@@ -135,6 +143,7 @@ def recommendations(
     return (
         ranked.filter(pl.col("_pos") == 1)
         .join(runner_up, on=_GROUP, how="left")
+        .join(ties, on=_GROUP, how="left")
         .with_columns(
             run_date=pl.lit(run_date),
             unit=pl.when(pl.col("option").str.starts_with("buy"))
@@ -158,6 +167,7 @@ def recommendations(
             "n_candidates",
             "unit",
             *_INFO,
+            "tie_gpu_ids",
         )
         .sort("workload", "memory_tier_gb", "option")
     )

@@ -19,6 +19,14 @@ run's tables, by the same rules:
 P(best) is the share of the run's bootstrap replicates (the model's own seeded draws, so
 the same ones behind `perf_per_dollar`'s intervals) in which the verdict has the highest
 perf per dollar of everything that fits; the point estimate decides the verdict.
+
+Only GPUs eligible for the workload compete (model/eligibility.py: measured under a
+mainstream stack, or estimated with a validated error class). When the pick's P(best) is
+under 50 % and other candidates' intervals overlap its own, the row also names the tied
+group (`tie_gpu_ids`, model/ties.py), and the site says "tie: A, B, C". `kind` `headline`
+(limit 0: any memory) is the front page's one-line answer per workload and option: the
+best 1-GPU system of all eligible GPUs. `basis` and `caveat` say what the pick's number
+rests on (evidence_basis).
 """
 
 import datetime as dt
@@ -26,7 +34,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from model.eligibility import keep_eligible
 from model.parameters import WORKLOADS
+from model.ties import TIE_MAX_P_BEST, tie_groups
 
 BUDGETS_USD = (500, 1_000, 1_500, 2_500, 5_000, 10_000)
 OPTIONS = ("buy_new", "buy_used", "rent_on_demand", "rent_spot")
@@ -84,9 +94,19 @@ _SCHEMA = {
     "fastest_system_gpus": pl.Int32,
     "cheapest_gpu_id": pl.Utf8,
     "cheapest_cost_usd": pl.Float64,
+    "tie_gpu_ids": pl.Utf8,
+    "tie_system_gpus": pl.Utf8,
 }
-# The verdicts table's columns, in order (warehouse/schema/013_verdicts.sql).
-COLUMNS = ["run_date", *_SCHEMA, "age_days", "unit", "why"]
+# The verdicts table's columns, in order (013_verdicts.sql, 016_evidence_basis.sql).
+_TIE = ["tie_gpu_ids", "tie_system_gpus"]
+COLUMNS = [
+    "run_date",
+    *(c for c in _SCHEMA if c not in _TIE),
+    *("age_days", "unit", "why", "basis", "caveat", *_TIE),
+]
+# The front page's headline rows: the best 1-GPU system of any memory (recommendations
+# computed for a memory tier of 0 GB).
+HEADLINE_KIND, HEADLINE_LIMIT = "headline", 0.0
 
 
 def rental_hours(parameters: dict) -> float:
@@ -128,12 +148,24 @@ def _best(candidates: pl.DataFrame, replicates: pl.DataFrame, key: list[str]) ->
     p_best = wins.join(n_reps, on=_GROUP).select(
         *_GROUP, *key, p_best=pl.col("_wins") / pl.col("_n")
     )
+    spread = replicates.group_by(*_GROUP, *key).agg(
+        low=pl.col("perf_per_dollar").quantile(0.025, "linear"),
+        high=pl.col("perf_per_dollar").quantile(0.975, "linear"),
+    )
+    scored = (
+        ranked.select(*_GROUP, *key, "perf_per_dollar", "_pos")
+        .join(p_best, on=[*_GROUP, *key], how="left")
+        .join(spread, on=[*_GROUP, *key], how="left")
+        .with_columns(pl.col("p_best").fill_null(0.0))
+    )
+    ties = tie_groups(scored.drop("_pos"), _GROUP, key)
     return (
         ranked.filter(pl.col("_pos") == 1)
         .drop("_pos")
         .join(runner, on=_GROUP, how="left")
         .join(p_best, on=[*_GROUP, *key], how="left")
         .with_columns(pl.col("p_best").fill_null(0.0))
+        .join(ties, on=_GROUP, how="left")
     )
 
 
@@ -231,12 +263,15 @@ def memory_verdicts(
 ) -> pl.DataFrame:
     """The model's recommendations per memory tier, with price method, price day and cost.
 
+    A recommendation for a tier of 0 GB is a `headline` row (any memory).
     Buying: the 1-GPU `perf_per_dollar` row of the winner in its market; renting: the
     winner's `cloud_perf_per_dollar` offer (its day).
     """
     rec = recommendations.with_columns(
         option=pl.col("option").replace_strict(RECOMMENDATION_OPTIONS),
-        kind=pl.lit("memory"),
+        kind=pl.when(pl.col("memory_tier_gb") == HEADLINE_LIMIT)
+        .then(pl.lit(HEADLINE_KIND))
+        .otherwise(pl.lit("memory")),
         limit=pl.col("memory_tier_gb").cast(pl.Float64),
         system_gpus=pl.lit(1, dtype=pl.Int32),
         runner_up_system_gpus=pl.when(pl.col("runner_up_gpu_id").is_not_null())
@@ -362,7 +397,9 @@ def _why(hours: float, host_usd: float) -> pl.Expr:
     )
     budget = pl.col("limit").map_elements(lambda v: f"${v:,.0f}", return_dtype=pl.Utf8)
     pool = (
-        pl.when(pl.col("kind") == "memory")
+        pl.when(pl.col("kind") == HEADLINE_KIND)
+        .then(pl.format("best of {} GPUs", pl.col("n_candidates")))
+        .when(pl.col("kind") == "memory")
         .then(pl.format("best of {} GPUs with ≥ {} GB", pl.col("n_candidates"), _gb()))
         .when(buy)
         .then(pl.format("best of {} systems costing ≤ {}", pl.col("n_candidates"), budget))
@@ -376,7 +413,9 @@ def _why(hours: float, host_usd: float) -> pl.Expr:
         )
     )
     none = (
-        pl.when(pl.col("kind") == "memory")
+        pl.when(pl.col("kind") == HEADLINE_KIND)
+        .then(pl.lit("no eligible GPU has a price for this option"))
+        .when(pl.col("kind") == "memory")
         .then(pl.format("no GPU with ≥ {} GB has a price for this option", _gb()))
         # No candidate at all (a first night whose cloud runs failed, or no price yet):
         # say so rather than leave the reason empty.
@@ -402,10 +441,20 @@ def _why(hours: float, host_usd: float) -> pl.Expr:
             )
         )
     )
+    tie = (
+        pl.when(pl.col("tie_gpu_ids").is_not_null())
+        .then(
+            pl.format(
+                "; P(best) under 50 % and overlapping intervals: tied with {}",
+                pl.col("tie_gpu_ids").str.splitn(", ", 2).struct.field("field_1"),
+            )
+        )
+        .otherwise(pl.lit(""))
+    )
     return (
         pl.when(pl.col("gpu_id").is_null())
         .then(none)
-        .otherwise(pl.format("{}; {}{}", pool, runner, fastest))
+        .otherwise(pl.format("{}; {}{}{}", pool, runner, fastest, tie))
     )
 
 
@@ -428,15 +477,21 @@ def verdicts(
     run_date: dt.date,
     workloads: Sequence[str] = WORKLOADS,
     budgets: tuple[float, ...] = BUDGETS_USD,
+    basis: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """One row per workload x (budget | memory tier) x option, with its one line of why.
+    """One row per workload x (budget | headline | memory tier) x option, with why.
 
-    `kind` is `budget` (`limit` in USD of total cost) or `memory` (`limit` in GB, at
-    least); `gpu_id` is NULL where nothing fits. `age_days` is the age on `run_date` of the
-    price behind the verdict (the last observation for buying, the offer for renting).
+    `kind` is `budget` (`limit` in USD of total cost), `memory` (`limit` in GB, at least)
+    or `headline` (limit 0: any memory; from recommendations of a 0 GB tier); `gpu_id` is
+    NULL where nothing fits. `age_days` is the age on `run_date` of the price behind the
+    verdict (the last observation for buying, the offer for renting). `basis` (the run's
+    evidence_basis) limits the candidates to eligible GPU x workloads and gives each pick
+    its basis and caveat; `recommendations` must already be limited the same way.
     """
     hours = rental_hours(parameters)
     tiers = tuple(float(t) for t in parameters.get("memory_tiers_gb", (8, 12, 16, 24, 48, 80)))
+    eligible = None if basis is None else basis.filter(pl.col("eligible"))
+    perf, cloud_perf = keep_eligible(perf, eligible), keep_eligible(cloud_perf, eligible)
     found = pl.concat(
         [
             budget_buy(perf, buy_replicates, budgets),
@@ -455,8 +510,15 @@ def verdicts(
                 cheapest(perf, cloud_perf, offers, hours),
             ),
             _missing_rows(found.filter(pl.col("kind") == "memory"), workloads, "memory", tiers),
+            _missing_rows(
+                found.filter(pl.col("kind") == HEADLINE_KIND),
+                workloads,
+                HEADLINE_KIND,
+                (HEADLINE_LIMIT,),
+            ),
         ]
     )
+    rows = _with_basis(rows, basis)
     host = float(parameters["host_cost_usd"].get("1", parameters["host_cost_usd"].get(1, 0)))
     host *= float(parameters.get("host_cost_scale", 1.0))
     return in_order(
@@ -472,6 +534,22 @@ def verdicts(
     )
 
 
+_KIND_ORDER = {"budget": 0, HEADLINE_KIND: 1, "memory": 2}
+
+
+def _with_basis(rows: pl.DataFrame, basis: pl.DataFrame | None) -> pl.DataFrame:
+    """The pick's `basis` and `caveat` (NULL where nothing fits or no basis is known)."""
+    if basis is None:
+        return rows.with_columns(
+            basis=pl.lit(None, dtype=pl.Utf8), caveat=pl.lit(None, dtype=pl.Utf8)
+        )
+    return rows.join(
+        basis.select("gpu_id", "workload", "basis", "caveat"),
+        on=["gpu_id", "workload"],
+        how="left",
+    )
+
+
 def in_order(frame: pl.DataFrame, workloads: Sequence[str] = WORKLOADS) -> pl.DataFrame:
     """Verdict rows in the order the site shows them: workload, kind, limit, option.
 
@@ -482,12 +560,13 @@ def in_order(frame: pl.DataFrame, workloads: Sequence[str] = WORKLOADS) -> pl.Da
     return (
         frame.with_columns(
             _w=pl.col("workload").replace_strict(order, return_dtype=pl.Int32),
+            _k=pl.col("kind").replace_strict(_KIND_ORDER, default=9, return_dtype=pl.Int32),
             _o=pl.col("option").replace_strict(
                 {o: i for i, o in enumerate(OPTIONS)}, return_dtype=pl.Int32
             ),
         )
-        .sort("_w", "kind", "limit", "_o")
-        .drop("_w", "_o")
+        .sort("_w", "_k", "limit", "_o")
+        .drop("_w", "_k", "_o")
     )
 
 
@@ -499,10 +578,11 @@ def verdict_problems(
 ) -> list[str]:
     """What is wrong with a run's verdicts table (empty when nothing is).
 
-    Every workload x (budget | memory tier) x option has exactly one row; a row naming a
-    GPU has a positive perf per dollar, an ordered 95 % interval around it and a P(best)
-    in [0, 1]. The site shows one cell per row, so a missing or doubled row is a hole or a
-    contradiction on the front page.
+    Every workload x (budget | headline | memory tier) x option has exactly one row; a row
+    naming a GPU has a positive perf per dollar, an ordered 95 % interval around it and a
+    P(best) in [0, 1], and a tie only under 50 % P(best), led by the pick. The site shows
+    one cell per row, so a missing or doubled row is a hole or a contradiction on the
+    front page.
     """
     expected = (
         pl.DataFrame({"workload": list(workloads)})
@@ -511,6 +591,7 @@ def verdict_problems(
                 [
                     pl.DataFrame({"kind": "budget", "limit": [float(b) for b in budgets]}),
                     pl.DataFrame({"kind": "memory", "limit": [float(t) for t in memory_tiers_gb]}),
+                    pl.DataFrame({"kind": HEADLINE_KIND, "limit": [HEADLINE_LIMIT]}),
                 ]
             ),
             how="cross",
@@ -538,6 +619,16 @@ def verdict_problems(
         ).fill_null(False),
         "P(best) outside [0, 1]": pl.col("p_best").is_null()
         | ~pl.col("p_best").is_between(0.0, 1.0),
+        "a tie that is not led by the pick or at P(best) >= 50 %": pl.col(
+            "tie_gpu_ids"
+        ).is_not_null()
+        & (
+            (pl.col("p_best") >= TIE_MAX_P_BEST)
+            | (
+                pl.col("tie_gpu_ids").str.splitn(", ", 2).struct.field("field_0")
+                != pl.col("gpu_id")
+            )
+        ),
     }
     for reason, bad in rules.items():
         problems += [

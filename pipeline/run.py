@@ -15,6 +15,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.ties import tie_label
 from model.verdicts import OPTIONS
 from pipeline.definitions import defs as load_defs
 from pipeline.defs.partitions import CLOUD_PROVIDERS
@@ -161,7 +162,19 @@ def summary(settings: GpuvalueSettings) -> str:
             f"{row['as_of']}  ({row['age_days']} d)  {row['status']}"
             + (f": {row['detail']}" if row["detail"] else "")
         )
-    lines += ["", "Top 3 by performance per dollar (perf_per_dollar, cloud_perf_per_dollar):"]
+    lines += [
+        "",
+        "Headline (best 1-GPU system of any memory, eligible GPUs only; a tie under 50 %):",
+    ]
+    heads = dataset.verdicts.filter(pl.col("kind") == "headline")
+    for workload in dict.fromkeys(heads["workload"]):
+        lines.append(f"  {workload}")
+        for r in heads.filter(pl.col("workload") == workload).iter_rows(named=True):
+            lines.append(f"    {r['option']:<15} {_verdict(r)}")
+    lines += [
+        "",
+        "Top 3 eligible by performance per dollar (perf_per_dollar, cloud_perf_per_dollar):",
+    ]
     for workload, ways in headline(data).items():
         lines.append(f"  {workload}")
         for way, top in ways.items():
@@ -201,9 +214,12 @@ def summary(settings: GpuvalueSettings) -> str:
 
 
 def _verdict(row: dict) -> str:
-    """'2x rtx-3090 P=40%' (or '-' when nothing fits)."""
+    """'2x rtx-3090 P=40%', 'tie: a, b P=30%' (or '-' when nothing fits)."""
     if row["gpu_id"] is None:
         return "-"
+    if row.get("tie_gpu_ids"):
+        sizes = row["tie_system_gpus"] if row["kind"] == "budget" else None
+        return f"{tie_label(row['tie_gpu_ids'], sizes).replace('×', 'x')} P={row['p_best']:.0%}"
     size = f"{row['system_gpus']}x " if (row["system_gpus"] or 1) > 1 else ""
     return f"{size}{row['gpu_id']} P={row['p_best']:.0%}"
 

@@ -34,6 +34,7 @@ class Dataset:
     sensitivity: pl.DataFrame
     llm_throughput: pl.DataFrame
     llm_cost: pl.DataFrame
+    software_support: pl.DataFrame
     changes: Changes | None
     previous: str | None
 
@@ -97,6 +98,7 @@ def prepare_dataset(
             "llm_throughput", "gpu_id, model_params_b, bits, num_gpus, context_tokens"
         ),
         llm_cost=for_run("llm_cost", "model_params_b, bits, basis, usd_per_million_tokens"),
+        software_support=for_run("gpu_software_support", "gpu_id, stack"),
         changes=None,
         previous=None,
     )

@@ -123,8 +123,11 @@ def front_chart_builders(ds: Dataset, narrow: bool) -> dict:
         & pl.col("gpu_id").is_not_null()
     )
     horizon = float(data.parameters["years"]) * 365.0
+    # The lead chart ranks, so it shows only GPUs that may be picked (evidence_basis).
+    eligible = data.basis.filter(pl.col("eligible")).select("gpu_id", "workload")
+    ranked = data.perf.join(eligible, on=["gpu_id", "workload"], maintain_order="left")
     return {
-        "perf_per_dollar": lambda: perf_per_dollar_chart(data.perf, data.run_date, narrow),
+        "perf_per_dollar": lambda: perf_per_dollar_chart(ranked, data.run_date, narrow),
         "relative_performance": lambda: relative_performance_chart(
             data.relative, relative_gpus(ds, narrow), data.reference_gpu, narrow
         ),

@@ -23,6 +23,10 @@ from reports.content.independent import INDEPENDENT_NOTE, independent_table
 from reports.report import markdown_table
 from warehouse.release import default_published_dir
 
+DOCS = Path(__file__).parents[1] / "docs" / "methodology.md"
+# Sections of docs/methodology.md the site's methodology page shows as written there, so
+# the rules and the known limits are on the site, not only in the repository.
+SITE_SECTIONS = ("Headline eligibility and ties", "Known limits")
 BEGIN = "<!-- BEGIN generated: validation (python -m reports.methodology --update-docs) -->"
 END = "<!-- END generated: validation -->"
 
@@ -42,6 +46,24 @@ class MethodologyData:
     comparison: pl.DataFrame
     llm_decode: pl.DataFrame
     independent: pl.DataFrame
+    # The SITE_SECTIONS of docs/methodology.md, as Markdown (`docs_sections`).
+    from_docs: str = ""
+
+
+def docs_sections(doc: Path, headings: tuple[str, ...] = SITE_SECTIONS) -> str:
+    """The level-2 sections of `doc` whose heading starts with one of `headings`.
+
+    Each runs to the next level-2 heading. A heading that is missing is an error: the
+    site would silently lose its rules or its limits.
+    """
+    parts = ("\n" + doc.read_text(encoding="utf-8")).split("\n## ")
+    found = []
+    for heading in headings:
+        match = [p for p in parts[1:] if p.startswith(heading)]
+        if not match:
+            raise ValueError(f"{doc}: no section '## {heading}'")
+        found.append("## " + match[0].rstrip())
+    return "\n\n".join(found)
 
 
 def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> MethodologyData:
@@ -80,6 +102,7 @@ def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> 
             con.sql("SELECT * FROM gpus ORDER BY gpu_id").pl(),
         ),
         independent=for_run("independent_checks", "workload, gpu_a, gpu_b, source, benchmark"),
+        from_docs=docs_sections(DOCS),
     )
 
 
@@ -411,6 +434,8 @@ def render_methodology_markdown(data: MethodologyData) -> str:
         "How the numbers in the report were made and how far to trust them. The method "
         "follows Tim Dettmers' analysis (debias benchmarks, relative performance, cost of "
         "ownership); where gpuvalue fits a constant from data, both values are shown.",
+        "",
+        data.from_docs,
         "",
         "## Fitted constants and validation",
         "",

@@ -28,6 +28,7 @@ from model.verdicts import OPTION_TITLES
 from reports import content
 from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
+from reports.content.evidence import evidence_section
 from reports.dataset import Dataset
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
@@ -424,13 +425,18 @@ def _benchmark_table(rows: pl.DataFrame) -> Table:
 
 
 def _verdict_mentions(gpu_id: str, ds: Dataset) -> list[str]:
-    picks = ds.verdicts.filter(pl.col("gpu_id") == gpu_id)
+    tied = pl.col("tie_gpu_ids").str.split(", ").list.contains(gpu_id).fill_null(False)
+    picks = ds.verdicts.filter((pl.col("gpu_id") == gpu_id) | tied)
     out = []
     for r in picks.iter_rows(named=True):
         limit = f"up to ${r['limit']:,.0f}" if r["kind"] == "budget" else f"≥ {r['limit']:.0f} GB"
+        limit = "any memory" if r["kind"] == "headline" else limit
         system = f"{r['system_gpus']}× " if (r["system_gpus"] or 1) > 1 else ""
+        best = "tied for best" if r["tie_gpu_ids"] else "best"
+        if r["gpu_id"] != gpu_id:
+            system = ""
         out.append(
-            f"{system}best to {OPTION_TITLES[r['option']]} for "
+            f"{system}{best} to {OPTION_TITLES[r['option']]} for "
             f"{WORKLOAD_TITLES[r['workload']]}, {limit} (P(best) {percent(r['p_best'])})"
         )
     return out
@@ -445,6 +451,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
     offers = _by_gpu(ds.offers)
     benchmarks = _by_gpu(ds.benchmarks)
     llm = _by_gpu(ds.llm_throughput)
+    basis, support = _by_gpu(ds.data.basis), _by_gpu(ds.software_support)
     context = int(ds.data.parameters.get("llm_context_tokens", 8192))
     empty = pl.DataFrame()
     no_llm = pl.DataFrame(schema=ds.llm_throughput.schema)
@@ -469,6 +476,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
                 [f"Verdicts naming it: {'; '.join(mentions)}."] if mentions else [],
                 _rank_tables(gpu_id, ranking),
             ),
+            evidence_section(basis.get(gpu_id, empty), support.get(gpu_id, empty)),
             content.performance_section(relative.get(gpu_id, empty)),
             Section(
                 "prices",

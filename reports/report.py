@@ -36,6 +36,8 @@ class ReportData:
     pages: pl.DataFrame
     recommendations: pl.DataFrame
     cloud_perf: pl.DataFrame
+    # What each GPU x workload's value rests on, and whether it may be a pick (evidence_basis).
+    basis: pl.DataFrame
 
     @property
     def best(self) -> pl.DataFrame:
@@ -160,6 +162,7 @@ def load_report_data(
         pages=pages,
         recommendations=for_run("recommendations"),
         cloud_perf=for_run("cloud_perf_per_dollar"),
+        basis=for_run("evidence_basis"),
     )
 
 
@@ -179,8 +182,11 @@ def headline(data: ReportData, k: int = 3) -> dict[str, dict[str, pl.DataFrame]]
 
     Buying: `perf_per_dollar` rows of 1-GPU systems at one price basis (new or used, never
     the mean of both), in the table's own `rank` order. Renting: `cloud_perf_per_dollar`
-    at one price type, each GPU once at its best offer (the table ranks offers).
+    at one price type, each GPU once at its best offer (the table ranks offers). Only GPUs
+    eligible for the workload are listed (evidence_basis; model/eligibility.py); the
+    others keep their rank in the tables, so a buying list may skip a rank.
     """
+    eligible = data.basis.filter(pl.col("eligible")).select("gpu_id", "workload")
     out: dict[str, dict[str, pl.DataFrame]] = {}
     for workload in WORKLOAD_TITLES:
         out[workload] = {}
@@ -199,8 +205,29 @@ def headline(data: ReportData, k: int = 3) -> dict[str, dict[str, pl.DataFrame]]
                     .sort("perf_per_dollar", "provider", descending=[True, False])
                     .unique("gpu_id", keep="first", maintain_order=True)
                 )
-            out[workload][way] = rows.head(k)
+            out[workload][way] = rows.join(
+                eligible, on=["gpu_id", "workload"], maintain_order="left"
+            ).head(k)
     return out
+
+
+def set_aside(data: ReportData, workload: str, k: int = 3) -> pl.DataFrame:
+    """GPUs not eligible for `workload` that would rank in a top k (buying new or used).
+
+    gpu_id, market, rank and caveat: what the headline leaves out, and why.
+    """
+    ineligible = data.basis.filter(~pl.col("eligible") & (pl.col("workload") == workload))
+    return (
+        data.perf.filter(
+            (pl.col("workload") == workload)
+            & (pl.col("system_gpus") == 1)
+            & pl.col("market").is_in(["new", "used"])
+            & (pl.col("rank") <= k)
+        )
+        .join(ineligible.select("gpu_id", "caveat"), on="gpu_id")
+        .select("gpu_id", "market", "rank", "caveat")
+        .sort("market", "rank", "gpu_id")
+    )
 
 
 def _cell(value: object) -> str:

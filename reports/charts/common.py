@@ -34,7 +34,8 @@ FIGURES = [
         "electricity), the best 20 GPU × market pairs per workload, each workload on its "
         "own axis. Colour: price basis (new, used); faded: performance estimated from specs; "
         "line: 95 % interval. Each label gives the price and how many days old its last "
-        "observation is; ~ marks a nowcast price.",
+        "observation is; ~ marks a nowcast price. GPUs whose value is not validated (see "
+        "the methodology's headline eligibility) are left out, as in every pick.",
     ),
     Figure(
         "relative_performance",

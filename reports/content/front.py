@@ -12,12 +12,16 @@ from reports.content.llm import llm_section
 from reports.content.tables import detail_sections
 from reports.content.verdicts import verdict_section
 from reports.dataset import Dataset
-from reports.report import HEADLINE_WAYS, REPORT_VERSION, headline
+from reports.report import HEADLINE_WAYS, REPORT_VERSION, headline, set_aside
 
 
 def headline_table(top: pl.DataFrame, table: str, **kwargs) -> Table:
-    """One headline table: buying (total cost of ownership) or renting (per GPU-hour)."""
-    ranked = top.with_columns(rank=pl.int_range(1, pl.len() + 1))
+    """One headline table: buying (total cost of ownership) or renting (per GPU-hour).
+
+    Buying keeps `perf_per_dollar`'s own rank, so a GPU left out as not eligible shows as
+    a skipped rank; renting lists each GPU's best offer in order.
+    """
+    ranked = top if table == "perf" else top.with_columns(rank=pl.int_range(1, pl.len() + 1))
     ppd = pl.struct("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high")
     if table == "cloud":
         return frame_table(
@@ -89,9 +93,29 @@ def headline_section(ds: Dataset) -> Section:
         tables,
         after=[
             "*P(top 3)*: the share of bootstrap replicates (prices, benchmarks, scaling) in "
-            "which the GPU is among the 3 best of its workload at the same price basis."
+            "which the GPU is among the 3 best of its workload at the same price basis "
+            "(every priced GPU counts, eligible or not).",
+            *_set_aside_notes(ds),
         ],
     )
+
+
+def _set_aside_notes(ds: Dataset) -> list[str]:
+    """Per workload, the GPUs left out of the lists although their estimate ranks top 3."""
+    notes = []
+    for workload, title in WORKLOAD_TITLES.items():
+        rows = set_aside(ds.data, workload)
+        if rows.is_empty():
+            continue
+        named = "; ".join(
+            f"{g} (#{r} {m})" for g, m, r in rows.select("gpu_id", "market", "rank").rows()
+        )
+        reason = rows["caveat"][0]
+        notes.append(
+            f"*Left out of the {title} lists*, though their estimate ranks in a buying top 3: "
+            f"{named}. First of them: {reason}."
+        )
+    return notes
 
 
 def freshness_section(ds: Dataset) -> Section:

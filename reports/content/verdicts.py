@@ -2,11 +2,11 @@
 
 import polars as pl
 
-from model.verdicts import OPTION_TITLES, SCALE, UNITS, rental_hours
+from model.ties import tie_label
+from model.verdicts import HEADLINE_KIND, OPTION_TITLES, SCALE, UNITS, rental_hours
 from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Cell, Section, Table, gpu_href, interval, money, percent
 from reports.dataset import Dataset
-from reports.report import headline
 
 
 def limit_label(kind: str, limit: float) -> str:
@@ -31,6 +31,9 @@ def verdict_cell(row: dict) -> Cell:
     )
     estimated = " (estimated perf.)" if row["method"] == "estimated" else ""
     first = f"{value}{estimated}, P(best) {percent(row['p_best'])}"
+    if row.get("tie_gpu_ids"):
+        label = tie_label(row["tie_gpu_ids"], row.get("tie_system_gpus") if buy else None)
+        first = f"{value} for {row['gpu_id']}, P(best) {percent(row['p_best'])}"
     if buy:
         price = (
             f"{money(row['price_usd'])} {row['market']}, "
@@ -48,7 +51,8 @@ def verdict_cell(row: dict) -> Cell:
             f"${row['usd_per_gpu_hour']:.2f}/GPU-h at {row['provider']} ({instance}), offer "
             f"{row['age_days']} d old"
         )
-    return Cell(label, gpu_href(row["gpu_id"]), (first, price, row["why"]), strong=True)
+    rests = f"rests on: {row['caveat']}" if row.get("caveat") else "rests on: not recorded"
+    return Cell(label, gpu_href(row["gpu_id"]), (first, price, rests, row["why"]), strong=True)
 
 
 def verdict_tables(ds: Dataset, workload: str) -> list[Table]:
@@ -105,15 +109,33 @@ def _utilisation(ds: Dataset) -> str:
     return f"{ds.data.parameters['utilization']:.0%} use"
 
 
+def headline_pick(row: dict | None, title: str) -> str:
+    """'buy new **A**' or 'buy new: tie **A**, **B**' (P(best)), from a headline verdict."""
+    if row is None or row["gpu_id"] is None:
+        return f"{title}: none"
+    odds = f" (P(best) {percent(row['p_best'])}"
+    odds += ", estimated)" if row["basis"] == "validated_estimate" else ")"
+    if row["tie_gpu_ids"]:
+        names = ", ".join(f"**{g}**" for g in row["tie_gpu_ids"].split(", "))
+        return f"{title}: tie {names}{odds}"
+    return f"{title} **{row['gpu_id']}**{odds}"
+
+
 def short_answer(ds: Dataset) -> list[str]:
-    """One line per workload: the best of each way to get a GPU (the headline's #1)."""
+    """One line per workload: the headline verdict of each way to get a GPU.
+
+    The best 1-GPU system of all eligible GPUs (verdicts of kind `headline`), or the tied
+    group where the pick's P(best) is under 50 % and the intervals overlap.
+    """
+    heads = ds.verdicts.filter(pl.col("kind") == HEADLINE_KIND)
     lines = []
-    for workload, ways in headline(ds.data, k=1).items():
-        picks = []
-        for way, top in ways.items():
-            title = OPTION_TITLES[way]
-            picks.append(f"{title} **{top['gpu_id'][0]}**" if top.height else f"{title}: none")
-        lines.append(f"{WORKLOAD_TITLES[workload]}: " + ", ".join(picks))
+    for workload, title in WORKLOAD_TITLES.items():
+        rows = {
+            r["option"]: r
+            for r in heads.filter(pl.col("workload") == workload).iter_rows(named=True)
+        }
+        picks = [headline_pick(rows.get(o), t) for o, t in OPTION_TITLES.items()]
+        lines.append(f"{title}: " + ", ".join(picks))
     return lines
 
 
@@ -137,6 +159,11 @@ def verdict_section(ds: Dataset) -> Section:
             f"{p.get('price_freshness_days', 180)} days, else `nowcast` from its last "
             "observation) and how old it is. Memory tiers hold 1-GPU systems with at least "
             "that much memory.",
+            "Only GPUs whose value is measured under a mainstream stack, or estimated with a "
+            "validated error, compete (see the methodology's *Headline eligibility and ties*); "
+            "*rests on* says which, with the stacks and the number of independent sources. "
+            "Where the pick's P(best) is under 50 % and other candidates' intervals overlap "
+            "its own, the cell says **tie** and names the group, best point estimate first.",
         ],
         tables,
     )

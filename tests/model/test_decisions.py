@@ -84,9 +84,12 @@ def test_cost_model_uses_the_runs_resolved_multi_gpu_efficiency(built):
 
 
 def test_recommendations_are_the_best_of_their_tier(built):
-    got = tables(built.published, "recommendations", "perf_per_dollar", "gpus")
+    got = tables(built.published, "recommendations", "perf_per_dollar", "gpus", "evidence_basis")
     recs, perf = got["recommendations"], got["perf_per_dollar"]
     memory = got["gpus"].select("gpu_id", "memory_gb")
+    # Only GPUs eligible for the workload compete (model/eligibility.py).
+    eligible = got["evidence_basis"].filter(pl.col("eligible")).select("gpu_id", "workload")
+    perf = perf.join(eligible, on=["gpu_id", "workload"])
     assert set(recs["option"]) == {"buy_new", "buy_used", "rent", "rent_spot"}
     assert set(recs["workload"]) == {"training_16bit", "inference_16bit", "inference_8bit"}
     assert set(recs["memory_tier_gb"]) <= set(DEFAULTS.memory_tiers_gb)
@@ -240,7 +243,8 @@ def test_verdicts_are_a_table_with_every_workload_limit_and_option(built):
     verdicts = got["verdicts"]
     assert verdicts.columns == COLUMNS
     tiers = DEFAULTS.memory_tiers_gb
-    assert verdicts.height == len(WORKLOADS) * (len(BUDGETS_USD) + len(tiers)) * len(OPTIONS)
+    # budgets, memory tiers and the headline (any memory), per workload and option
+    assert verdicts.height == len(WORKLOADS) * (len(BUDGETS_USD) + len(tiers) + 1) * len(OPTIONS)
     assert set(verdicts["run_date"]) == set(got["model_runs"]["run_date"])
     assert verdict_problems(verdicts, WORKLOADS, tiers) == []
     # The memory verdicts are the recommendations (`rent` is shown as rent_on_demand).

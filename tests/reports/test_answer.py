@@ -90,14 +90,20 @@ def test_headline_is_the_tables_own_top_3(con, built):
         for way, top in ways.items():
             table, column, value, _ = HEADLINE_WAYS[way]
             if table == "perf":
+                # Only GPUs eligible for the workload (evidence_basis) are listed.
                 expected = con.sql(
-                    "SELECT gpu_id FROM perf_per_dollar WHERE run_date = ? AND workload = ? "
-                    f"AND system_gpus = 1 AND {column} = ? ORDER BY rank, gpu_id LIMIT 3",
+                    "SELECT gpu_id FROM perf_per_dollar p SEMI JOIN "
+                    "(SELECT * FROM evidence_basis WHERE eligible) e USING "
+                    "(run_date, gpu_id, workload) WHERE run_date = ? AND "
+                    f"workload = ? AND system_gpus = 1 AND {column} = ? ORDER BY rank, gpu_id "
+                    "LIMIT 3",
                     params=[run_date, workload, value],
                 ).pl()["gpu_id"]
             else:
                 expected = con.sql(
-                    "SELECT gpu_id FROM cloud_perf_per_dollar WHERE run_date = ? AND "
+                    "SELECT gpu_id FROM cloud_perf_per_dollar SEMI JOIN "
+                    "(SELECT * FROM evidence_basis WHERE eligible) e USING "
+                    "(run_date, gpu_id, workload) WHERE run_date = ? AND "
                     f"workload = ? AND {column} = ? GROUP BY gpu_id "
                     "ORDER BY max(perf_per_dollar) DESC, gpu_id LIMIT 3",
                     params=[run_date, workload, value],

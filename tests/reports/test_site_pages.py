@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from model.parameters import WORKLOADS, ModelParameters
+from model.ties import tie_label
 from model.uncertainty import performance_replicates
 from model.verdicts import BUDGETS_USD, rental_hours, verdicts
 from pipeline.defs.model.inputs import bootstrap
@@ -123,6 +124,18 @@ def test_front_page_shows_the_charts_without_sideways_scrolling(built, browser, 
     page.close()
 
 
+# Only GPU x workloads eligible for a pick compete (model/eligibility.py).
+def eligible(table: str) -> str:
+    """`table`'s rows whose GPU x workload is eligible, as a subquery."""
+    return (
+        f"(SELECT t.* FROM {table} t SEMI JOIN evidence_basis e ON e.run_date = t.run_date "
+        "AND e.gpu_id = t.gpu_id AND e.workload = t.workload AND e.eligible)"
+    )
+
+
+TIERS = (("headline", 0), *(("memory", t) for t in (8, 12, 16, 24, 48, 80)))
+
+
 def expected_verdicts(con, run_date, hours: float) -> dict[tuple, tuple]:
     """(workload, kind, limit, option) -> (gpu_id, system_gpus, perf_per_dollar), by SQL."""
     out = {}
@@ -131,24 +144,26 @@ def expected_verdicts(con, run_date, hours: float) -> dict[tuple, tuple]:
             rows = con.sql(
                 "SELECT workload, arg_max(gpu_id, (perf_per_dollar, -system_gpus)), "
                 "arg_max(system_gpus, (perf_per_dollar, -system_gpus)), max(perf_per_dollar) "
-                "FROM perf_per_dollar WHERE run_date = ? AND market = ? AND total_cost_usd <= ? "
-                "GROUP BY workload",
+                f"FROM {eligible('perf_per_dollar')} WHERE run_date = ? AND market = ? "
+                "AND total_cost_usd <= ? GROUP BY workload",
                 params=[run_date, market, budget],
             ).fetchall()
             for workload, gpu, size, ppd in rows:
                 out[(workload, "budget", float(budget), option)] = (gpu, size, ppd)
-        for tier in (8, 12, 16, 24, 48, 80):
+        for kind, tier in TIERS:
             rows = con.sql(
                 "SELECT p.workload, arg_max(p.gpu_id, p.perf_per_dollar), max(p.perf_per_dollar) "
-                "FROM perf_per_dollar p JOIN gpus g USING (gpu_id) WHERE p.run_date = ? "
-                "AND p.market = ? AND p.system_gpus = 1 AND g.memory_gb >= ? GROUP BY ALL",
+                f"FROM {eligible('perf_per_dollar')} p JOIN gpus g USING (gpu_id) "
+                "WHERE p.run_date = ? AND p.market = ? AND p.system_gpus = 1 "
+                "AND g.memory_gb >= ? GROUP BY ALL",
                 params=[run_date, market, tier],
             ).fetchall()
             for workload, gpu, ppd in rows:
-                out[(workload, "memory", float(tier), option)] = (gpu, 1, ppd)
+                out[(workload, kind, float(tier), option)] = (gpu, 1, ppd)
     for price_type, option in (("on_demand", "rent_on_demand"), ("spot", "rent_spot")):
         offers = (
-            "SELECT c.*, coalesce(o.n, 1) AS gpu_count FROM cloud_perf_per_dollar c LEFT JOIN "
+            "SELECT c.*, coalesce(o.n, 1) AS gpu_count FROM "
+            f"{eligible('cloud_perf_per_dollar')} c LEFT JOIN "
             "(SELECT provider, instance_type, region, price_type, gpu_id, max(gpu_count) AS n "
             "FROM cloud_offers GROUP BY ALL) o USING (provider, instance_type, region, "
             "price_type, gpu_id) WHERE c.run_date = ? AND c.price_type = ?"
@@ -161,7 +176,7 @@ def expected_verdicts(con, run_date, hours: float) -> dict[tuple, tuple]:
             ).fetchall()
             for workload, gpu, ppd in rows:
                 out[(workload, "budget", float(budget), option)] = (gpu, 1, ppd)
-        for tier in (8, 12, 16, 24, 48, 80):
+        for kind, tier in TIERS:
             rows = con.sql(
                 f"SELECT c.workload, arg_max(c.gpu_id, c.perf_per_dollar), "
                 f"max(c.perf_per_dollar) FROM ({offers}) c JOIN gpus g USING (gpu_id) "
@@ -169,14 +184,14 @@ def expected_verdicts(con, run_date, hours: float) -> dict[tuple, tuple]:
                 params=[run_date, price_type, tier],
             ).fetchall()
             for workload, gpu, ppd in rows:
-                out[(workload, "memory", float(tier), option)] = (gpu, 1, ppd)
+                out[(workload, kind, float(tier), option)] = (gpu, 1, ppd)
     return out
 
 
 def test_budget_and_memory_answers_equal_the_tables(con, run_date, dataset):
     expected = expected_verdicts(con, run_date, rental_hours(dataset.data.parameters))
     verdicts = dataset.verdicts
-    assert verdicts.height == 3 * (len(BUDGETS_USD) + 6) * 4
+    assert verdicts.height == 3 * (len(BUDGETS_USD) + 6 + 1) * 4  # + the headline row
     for row in verdicts.iter_rows(named=True):
         key = (row["workload"], row["kind"], row["limit"], row["option"])
         if key not in expected:
@@ -216,7 +231,9 @@ def test_front_page_shows_the_verdicts_of_the_tables(built, browser, dataset):
     for i, workload in enumerate(("training_16bit", "inference_16bit", "inference_8bit")):
         for j, pair in enumerate(options):
             rows = tables[2 * i + j]
-            verdicts = dataset.verdicts.filter(pl.col("workload") == workload)
+            verdicts = dataset.verdicts.filter(
+                (pl.col("workload") == workload) & (pl.col("kind") != "headline")
+            )
             limits = verdicts.select("kind", "limit").unique(maintain_order=True).rows()
             assert len(rows) == len(limits)
             for row, (kind, limit) in zip(rows, limits, strict=True):
@@ -230,6 +247,9 @@ def test_front_page_shows_the_verdicts_of_the_tables(built, browser, dataset):
                     ).row(0, named=True)
                     if v["gpu_id"] is None:
                         assert cell.startswith("—")
+                    elif v["tie_gpu_ids"]:
+                        sizes = v["tie_system_gpus"] if option.startswith("buy") else None
+                        assert cell == tie_label(v["tie_gpu_ids"], sizes)
                     else:
                         size = v["system_gpus"] if option.startswith("buy") else 1
                         assert cell == (f"{size}× " if size > 1 else "") + v["gpu_id"]

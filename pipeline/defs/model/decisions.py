@@ -14,6 +14,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
+from model.eligibility import keep_eligible
 from model.parameters import WORKLOADS
 from model.recommendations import (
     buy_candidates,
@@ -25,6 +26,7 @@ from model.uncertainty import (
     cloud_with_intervals,
     performance_replicates,
 )
+from model.verdicts import HEADLINE_LIMIT
 from model.verdicts import verdicts as compute_verdicts
 from pipeline.defs.metadata import KINDS
 from pipeline.defs.model.common import model_step
@@ -110,18 +112,25 @@ def sensitivity(
             "recommendations",
             group_name="model",
             kinds=KINDS,
-            deps=["perf_per_dollar", "cloud_perf_per_dollar", "current_prices"],
+            deps=["perf_per_dollar", "cloud_perf_per_dollar", "current_prices", "evidence_basis"],
             description=(
                 "One row per workload x memory tier (>= 8, 12, 16, 24, 48, 80 GB) x option "
-                "(buy_new, buy_used, rent, rent_spot): the best GPU with its 95 % interval, "
-                "the probability it is the tier's best, and the runner-up."
+                "(buy_new, buy_used, rent, rent_spot): the best eligible GPU with its 95 % "
+                "interval, the probability it is the tier's best, the runner-up and, under "
+                "50 %, the tied group."
             ),
         ),
         dg.AssetSpec(
             "verdicts",
             group_name="model",
             kinds=KINDS,
-            deps=["recommendations", "perf_per_dollar", "cloud_perf_per_dollar", "cloud_offers"],
+            deps=[
+                "recommendations",
+                "perf_per_dollar",
+                "cloud_perf_per_dollar",
+                "cloud_offers",
+                "evidence_basis",
+            ],
             description=(
                 "One row per workload x (budget | memory tier) x option (buy_new, buy_used, "
                 "rent_on_demand, rent_spot): the site's verdict, the GPU (or system) with "
@@ -143,33 +152,37 @@ def decisions(
     with model_step(context, settings, warehouse) as step:
         run_date, params = step.run_date, step.params
         perf, cloud = step.read("perf_per_dollar"), step.read("cloud_perf_per_dollar")
+        basis = step.read("evidence_basis")
+        eligible = basis.filter(pl.col("eligible"))
         replicates = bootstrap(step.con, run_date, params)
         performance = performance_replicates(step.read("relative_performance"), params)
-        buy = buy_candidates(perf, replicates)
-        rent = rent_candidates(cloud, performance)
-        rows = compute_recommendations(
-            pl.concat([buy[0], rent[0]]),
-            pl.concat([buy[1], rent[1]]),
-            step.read_all("gpus"),
-            params.memory_tiers_gb,
-            run_date,
-        )
+        # Only eligible GPU x workloads compete (model/eligibility.py).
+        buy = buy_candidates(keep_eligible(perf, eligible), keep_eligible(replicates, eligible))
+        rent = rent_candidates(keep_eligible(cloud, eligible), performance)
+        candidates = (pl.concat([buy[0], rent[0]]), pl.concat([buy[1], rent[1]]))
+        gpus = step.read_all("gpus")
+        rows = compute_recommendations(*candidates, gpus, params.memory_tiers_gb, run_date)
         step.write("recommendations", rows)
+        # The headline: the same pick over any memory (a 0 GB tier), a verdicts row only.
+        headline = compute_recommendations(*candidates, gpus, (HEADLINE_LIMIT,), run_date)
         found = compute_verdicts(
             perf,
             cloud,
-            rows,
+            pl.concat([rows, headline]),
             read_latest_offers(step.con, run_date),
             replicates,
             performance,
             json.loads(params.to_json()),
             run_date,
             WORKLOADS,
+            basis=basis,
         )
         step.write("verdicts", found)
     yield step.result(asset="recommendations", bootstrap_replicates=params.bootstrap_replicates)
+    ties = found["tie_gpu_ids"].is_not_null().sum()
     yield step.result(
-        f"{found.height} rows, {found['gpu_id'].null_count()} without a GPU",
+        f"{found.height} rows, {found['gpu_id'].null_count()} without a GPU, {ties} ties",
         asset="verdicts",
         without_gpu=found["gpu_id"].null_count(),
+        ties=ties,
     )
