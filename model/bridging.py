@@ -5,13 +5,14 @@ one table only is placed by its ratio to its nearest anchor there,
 model/performance_fit.py); a set of inference tables without the reference is placed
 through its GPUs whose base value (training for 16-bit; 16-bit inference x the 8-bit tensor
 speedup for 8-bit) is itself measured. Other GPUs are bridged: base x the inference/base
-ratio of their family — segment (consumer or data-center/professional, model/segments.py),
-vendor, then architecture, for both precisions — each level pooled toward the one above
+ratio of their family — for 8-bit the segment (consumer or data-center/professional,
+model/segments.py), vendor, then architecture; for 16-bit all GPUs, vendor, then
+architecture (INFERENCE_16BIT_LEVELS says why) — each level pooled toward the one above
 and the top toward Dettmers' ratio 1 (`pooled_ratio`; never counting the reference's
 ratio, 1 by definition), with an interval from the spread of those ratios and how few
 support it. A level supported by fewer than MIN_LEVEL_GPUS (2) measured GPUs is skipped:
-a vendor ratio resting on one GPU (AMD: the MI300X) is not used, and a consumer card never
-inherits a data-center ratio (no consumer GPU measured: ratio 1, `dettmers_rule`). With
+a vendor ratio resting on one GPU (AMD: the MI300X) is not used, so a consumer Radeon
+never inherits a data-center Instinct ratio. With
 fewer than three measured ratios in all Dettmers' rule applies to every GPU (inference
 ranks like training, ratio 1) and the row says so (`evidence` = `dettmers_rule`).
 
@@ -65,6 +66,16 @@ MIN_LEVEL_GPUS = 2
 # half rate; consumer and data-center parts run other kernels and batch sizes), never
 # from data-center parts alone.
 BRIDGE_LEVELS = ("segment", "vendor", "architecture")
+# 16-bit inference's hierarchy: all measured GPUs, then vendor, then architecture. Segment
+# first would leave every GeForce card at Dettmers' ratio 1, because no consumer card has a
+# published 16-bit inference result (the RTX 4090's only MLPerf result is 8-bit), and so
+# out of the headline. A GeForce card shares its architecture's SMs, tensor cores and
+# kernels with the professional parts that are measured (A10/A30 for Ampere, L4/L40S for
+# Ada): the architecture's ratio is the nearest evidence. What issue 22 barred, a consumer
+# Radeon inheriting the MI300X's ratio, is the vendor level resting on one GPU, which
+# MIN_LEVEL_GPUS skips: an RDNA card takes the all-GPU ratio (RDNA and CDNA are different
+# architectures, so the architecture level never crosses them).
+INFERENCE_16BIT_LEVELS = ("all", "vendor", "architecture")
 
 
 def pooled_ratio(ratios: list[tuple[float, tuple[str, ...]]], family: tuple[str, ...]) -> float:
@@ -119,7 +130,9 @@ def bridged_workload(
     (model/benchmark_weights.py; None: every table 1). See the module docstring.
     """
     measured = measured_workload(debiased, workload, reference, weights)
-    families = spec_features(gpus).select("gpu_id", "segment", "vendor", "architecture")
+    families = spec_features(gpus).select(
+        "gpu_id", "segment", "vendor", "architecture", all=pl.lit("all")
+    )
     base = base.join(families, on="gpu_id", how="left")
     base_of = {r["gpu_id"]: r for r in base.iter_rows(named=True)}
     ref_measured = measured.filter((pl.col("gpu_id") == reference) & pl.col("main"))
@@ -364,9 +377,9 @@ def inference_16bit(
         base_half=(pl.col("value_high") / pl.col("value_low")).log() / 2,
         base_measured=pl.col("evidence") == "measured",
     )
-    # Segment, vendor, then architecture (BRIDGE_LEVELS): the segment keeps data-center
-    # ratios off consumer cards; the architecture is the finest level with evidence (an
-    # A10 and an A30 share Ampere's tensor cores and kernels).
+    # All GPUs, vendor, then architecture (INFERENCE_16BIT_LEVELS): the architecture is
+    # the finest level with evidence (an A10 and an A30 share Ampere's tensor cores and
+    # kernels), a level with fewer than two measured GPUs is skipped.
     return bridged_workload(
         debiased,
         "inference_16bit",
@@ -374,7 +387,7 @@ def inference_16bit(
         gpus,
         reference,
         "16-bit training",
-        levels=BRIDGE_LEVELS,
+        levels=INFERENCE_16BIT_LEVELS,
         weights=weights,
     )
 

@@ -22,7 +22,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
-from model.bridging import BRIDGE_LEVELS, eight_bit_speedup, pooled_ratio
+from model.bridging import INFERENCE_16BIT_LEVELS, eight_bit_speedup, pooled_ratio
 from model.debias import debias
 from model.fit import (
     efficiency_key,
@@ -301,7 +301,12 @@ def inference_bridge_checks(
     both = measured_in_both(relative, params.reference_gpu, "training_16bit", "inference_16bit")
     if both is None:
         return []
-    features = spec_features(gpus).select("gpu_id", *BRIDGE_LEVELS)
+    features = (
+        spec_features(gpus)
+        .select("gpu_id", all=pl.lit("all"))
+        .join(spec_features(gpus).select("gpu_id", "vendor", "architecture"), on="gpu_id")
+        .select("gpu_id", *INFERENCE_16BIT_LEVELS)
+    )
     family = {r[0]: tuple(r[1:]) for r in features.iter_rows()}
     ratio = {
         g: float(np.log(i / t))
@@ -321,7 +326,7 @@ def inference_bridge_checks(
     detail = (
         f"16-bit inference of {len(errors)} GPUs measured in both workloads "
         f"({', '.join(sorted(errors))}), each predicted as its training value times the "
-        f"pooled inference/training ratio of the others (segment, vendor, then "
+        f"pooled inference/training ratio of the others (all GPUs, vendor, then "
         f"architecture, a level with fewer than two GPUs skipped): "
         f"median absolute error "
         f"{_pct(median)}, 90th percentile {_pct(p90)}. This is how unmeasured GPUs get "
