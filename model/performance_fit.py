@@ -240,11 +240,11 @@ def nearest_anchors(rows: pl.DataFrame, reference: str) -> pl.DataFrame:
     """Each single-table GPU's nearest anchor in its table (module docstring).
 
     A single-table GPU shares one table only with other GPUs (tables measuring it alone do
-    not count, `_cells`; the reference never counts: it defines the scale). Its anchors are the GPUs of that table measured in other tables
-    too; the nearest is the one whose mean log figure there is closest to its own (ties:
-    more rows, then the name). Returns gpu_id, table, anchor, log_ratio (GPU over anchor in
-    that table), cell_rows, anchor_rows and table_weight; a single-table GPU without an
-    anchor is absent.
+    not count, `_cells`; the reference never counts: it defines the scale). Its anchors
+    are the GPUs of that table measured in other shared tables too; the nearest is the one
+    whose mean log figure there is closest to its own (ties: more rows, then the name).
+    Returns gpu_id, table, anchor, log_ratio (GPU over anchor in that table), cell_rows,
+    anchor_rows and table_weight; a single-table GPU without an anchor is absent.
     """
     cells = _cells(rows)
     single = cells.filter((pl.col("n_tables") == 1) & (pl.col("gpu_id") != reference))
