@@ -128,9 +128,8 @@ def h100_over_a100(debiased: pl.DataFrame) -> float:
 
 def test_an_fp8_run_does_not_bridge_the_16bit_scale_between_ampere_and_hopper():
     split = debias(bridge_scenario(), PARAMS, DAY, gpus=catalog())
-    terms = dict(
-        zip(split.select(pl.concat_str("gpu_id", "software_era")).to_series(), split["era_term"])
-    )
+    key = split.select(pl.concat_str("gpu_id", "software_era")).to_series()
+    terms = dict(zip(key, split["era_term"], strict=True))
     assert terms["h100v3.1"].endswith("|mixed" + FP8_SUFFIX)
     assert terms["a30v3.1"].endswith("|mixed")
     # The v3.1 BERT table is now an FP8 table of one GPU and a 16-bit table of one GPU:
