@@ -9,7 +9,9 @@ Two biases are removed (GUIDE section 4):
 The constants g and e_n are Dettmers' or fitted from the data (model/fit.py), per
 `ModelParameters.constants`. Software eras are never corrected by a factor: every figure
 keeps its table (source, era, file, model, precision) as a fixed effect in the relative-
-performance fit, so eras are only bridged through GPUs measured in both (`era_term`).
+performance fit, so eras are only bridged through GPUs measured in both (`era_term`). An
+MLPerf Training transformer/LLM table is split into its FP8 and its 16-bit runs by the
+GPU's architecture (model/training_precision.py).
 """
 
 import datetime as dt
@@ -27,6 +29,7 @@ from model.fit import (
     with_interpolated_counts,
 )
 from model.parameters import ModelParameters
+from model.training_precision import table_precision
 from sources.benchmarks.flags import ROUND_IS_TABLE
 
 # One published table: rows in it were measured the same way, so they compare directly.
@@ -199,11 +202,15 @@ def comparable_candidates(results: pl.DataFrame, mlperf_max_gpus: int = 8) -> pl
     ).drop("_modal_bs")
 
 
-def era_term() -> pl.Expr:
-    """The fixed effect a row's software era is absorbed into: its table (see GROUP)."""
-    return pl.concat_str(
-        "source", "software_era", table_citation(), "model", "precision", separator="|"
-    )
+def era_term(precision: pl.Expr | None = None) -> pl.Expr:
+    """The fixed effect a row's software era is absorbed into: its table (see GROUP).
+
+    `precision` is the table's precision part: by default the row's `precision`; `debias`
+    passes `table_precision`, which splits MLPerf Training transformer/LLM tables into FP8
+    and 16-bit runs (model/training_precision.py).
+    """
+    part = pl.col("precision") if precision is None else precision
+    return pl.concat_str("source", "software_era", table_citation(), "model", part, separator="|")
 
 
 def debias(
@@ -231,6 +238,8 @@ def debias(
     if missing:
         raise ValueError(f"no batch-size gain configured for workload classes {sorted(missing)}")
     rows = _with_efficiency(rows, efficiency_table(constants, params.constants))
+    # FP8 runs in MLPerf Training "mixed" tables form their own table (training_precision).
+    rows = table_precision(rows, gpus)
     return _corrected(_with_gain(rows, gains), params, run_date)
 
 
@@ -303,7 +312,7 @@ def _corrected(rows: pl.DataFrame, params: ModelParameters, run_date: dt.date) -
             * pl.col("batch_factor"),
             run_date=pl.lit(run_date),
             parameter_set=pl.lit(params.constants),
-            era_term=era_term(),
+            era_term=era_term(pl.col("table_precision")),
         )
         .select(
             "run_date",

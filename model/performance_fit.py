@@ -216,7 +216,13 @@ def measured_workload(
 
 
 def _cells(rows: pl.DataFrame) -> pl.DataFrame:
-    """Per GPU x table: the mean log figure, its row count and the GPU's table count."""
+    """Per GPU x shared table: the mean log figure, its row count and the GPU's table count.
+
+    Only tables that hold at least two GPUs count: a table measuring one GPU alone (the
+    RTX 4090 is the only GPU of the MLPerf Inference v5.1 ResNet-50 and 3D U-Net int8
+    tables) carries no ratio, its constant absorbs the figure, and it must not make a GPU
+    measured against others in one table only look like a GPU placed by several.
+    """
     return (
         rows.group_by("gpu_id", "table")
         .agg(
@@ -224,6 +230,7 @@ def _cells(rows: pl.DataFrame) -> pl.DataFrame:
             cell_rows=pl.len(),
             cell_weight=pl.col("weight").first() if "weight" in rows.columns else pl.lit(1.0),
         )
+        .filter(pl.len().over("table") > 1)
         .with_columns(n_tables=pl.len().over("gpu_id"))
         .sort("table", "gpu_id")
     )
@@ -232,12 +239,12 @@ def _cells(rows: pl.DataFrame) -> pl.DataFrame:
 def nearest_anchors(rows: pl.DataFrame, reference: str) -> pl.DataFrame:
     """Each single-table GPU's nearest anchor in its table (module docstring).
 
-    A single-table GPU has all its rows in one table (the reference never counts: it
-    defines the scale). Its anchors are the GPUs of that table measured in other tables
-    too; the nearest is the one whose mean log figure there is closest to its own (ties:
-    more rows, then the name). Returns gpu_id, table, anchor, log_ratio (GPU over anchor in
-    that table), cell_rows, anchor_rows and table_weight; a single-table GPU without an
-    anchor is absent.
+    A single-table GPU shares one table only with other GPUs (tables measuring it alone do
+    not count, `_cells`; the reference never counts: it defines the scale). Its anchors
+    are the GPUs of that table measured in other shared tables too; the nearest is the one
+    whose mean log figure there is closest to its own (ties: more rows, then the name).
+    Returns gpu_id, table, anchor, log_ratio (GPU over anchor in that table), cell_rows,
+    anchor_rows and table_weight; a single-table GPU without an anchor is absent.
     """
     cells = _cells(rows)
     single = cells.filter((pl.col("n_tables") == 1) & (pl.col("gpu_id") != reference))
