@@ -57,6 +57,9 @@ def prefill_basis(gpus: pl.DataFrame, ratios: pl.DataFrame | None = None) -> pl.
     basis (which figure it is).
     """
     ratios = bundled_eight_bit_ratios() if ratios is None else ratios
+    # A catalog extract without an architecture pools every GPU at the vendor levels.
+    if "architecture" not in gpus.columns:
+        gpus = gpus.with_columns(architecture=pl.lit(None, dtype=pl.Utf8))
     frame = gpus.with_columns(
         segment=segment_expr() if "name" in gpus.columns else pl.lit("professional"),
         int8=pl.col("int8_tensor_tops").cast(pl.Float64)
@@ -128,6 +131,8 @@ def prefill_model_for(rows: pl.DataFrame, gpu: dict, bits: int) -> tuple[float, 
     """
     for keys, min_gpus in LEVELS:
         part = rows
+        if any(gpu[key] is None for key in keys):
+            continue
         for key in keys:
             part = part.filter(pl.col(key) == gpu[key])
         if part.is_empty() or part["gpu_id"].n_unique() < min_gpus:
