@@ -21,8 +21,8 @@ split the layers (llama.cpp's default, and what every measured multi-GPU row doe
 token still passes each layer once, so decode runs at one GPU's bandwidth, not the sum.
 A multi-die board (MI250, K80) reads at one die's bandwidth for the same reason.
 
-Prefill (`prefill_rate`) is compute bound: 2 * params FLOPs per prompt token at the fp16
-tensor rate, times an efficiency fitted from measured prompt-processing rows.
+Prefill is compute bound: 2 * params FLOPs per prompt token at the rate llama.cpp's kernels
+use (int8 tensor), times an efficiency fitted per architecture (model/llm_prefill.py).
 
 Cost (`llm_cost`): buying amortises the system's total cost of ownership (the same
 `perf_per_dollar` row: GPUs, host, electricity over `years`) over the tokens it makes at
@@ -44,6 +44,8 @@ import polars as pl
 from model.evidence import placing_rows
 from model.fit import t975
 from model.llm_constants import ARCHITECTURES, BITS_PER_WEIGHT
+from model.llm_prefill import prefill_basis, prefill_rates, prefill_rows
+from model.llm_stacks import REFERENCE_STACKS, row_stack
 
 _GIB = 2**30
 _GB = 1e9
@@ -55,10 +57,6 @@ QUANT_BITS = {
 }  # fmt: skip
 _MIN_ROWS = 3
 _MIN_GPUS = 3
-# The llama.cpp backend each vendor's GPUs are modelled (and preferred measured) under:
-# the one people run them with (CUDA; ROCm/HIP, the backend AMD ships llama.cpp builds for;
-# SYCL, Intel's). A stack's own decode model is used once it has rows on 3 GPUs.
-REFERENCE_STACKS = {"nvidia": "llama.cpp-cuda", "amd": "llama.cpp-rocm", "intel": "llama.cpp-sycl"}
 
 
 def kv_bytes_per_token(size_b: int) -> float:
@@ -193,12 +191,6 @@ def fit_decode(rows: pl.DataFrame) -> tuple[float, float]:
     return float(coef[0]), float(max(coef[1], 0.0))
 
 
-def row_stack(rows: pl.DataFrame) -> pl.Expr:
-    """A row's software stack: its `stack` cell, else its engine name (old extracts)."""
-    engine = pl.col("engine").str.to_lowercase()
-    return pl.coalesce(pl.col("stack"), engine) if "stack" in rows.columns else engine
-
-
 def decode_model_for(
     rows: pl.DataFrame, engine_class: str, vendor: str, bits: int, stack: str | None = None
 ) -> tuple[float, float, str] | None:
@@ -210,7 +202,10 @@ def decode_model_for(
     bandwidth; docs/methodology.md, "LLM calibration"), then engine x vendor x bits,
     engine x vendor (the backend matters more than the format: llama.cpp on the measured
     Radeons reaches a third of what it reaches on GeForces), engine x bits, engine. A
-    level whose fit reads faster than the full bandwidth (a < 1) is skipped.
+    level whose fit reads faster than the full bandwidth (a < 1) is skipped. A vendor
+    with rows on only 1-2 GPUs (Intel Arc, the Radeons under ROCm) keeps its own
+    bandwidth factor `a` with the per-layer cost `c` of the first all-vendor level
+    (`_vendor_scale`), rather than taking the all-vendor efficiency whole.
     """
     levels = [
         (("engine_class", "vendor", "bits"), (engine_class, vendor, bits)),
@@ -224,21 +219,45 @@ def decode_model_for(
             (("stack", "vendor"), (stack, vendor)),
             *levels,
         ]
+    few = None  # the most specific vendor level with rows on 1-2 GPUs
     for keys, match in levels:
         part = rows
         for key, value in zip(keys, match, strict=True):
             part = part.filter(pl.col(key) == value)
+        label = " x ".join(f"{v} bits" if k == "bits" else str(v)
+                           for k, v in zip(keys, match, strict=True))  # fmt: skip
         if part["gpu_id"].n_unique() < _MIN_GPUS:
+            if few is None and "vendor" in keys and not part.is_empty():
+                few = (part, label)
             continue
         a, c = fit_decode(part)
         # A fit reading faster than the full bandwidth (a < 1) is noise of a few rows
         # (the four Radeons, each on another backend), not a property: the next level.
         if a < 1.0:
             continue
-        label = " x ".join(f"{v} bits" if k == "bits" else str(v)
-                           for k, v in zip(keys, match, strict=True))  # fmt: skip
+        if few is not None and "vendor" not in keys:
+            scaled = _vendor_scale(few[0], c)
+            if scaled is not None:
+                n = few[0]["gpu_id"].n_unique()
+                return scaled, c, f"{few[1]} ({n} GPUs; per-layer cost of {label})"
         return a, c, label
     return None
+
+
+def _vendor_scale(part: pl.DataFrame, c: float) -> float | None:
+    """The bandwidth factor `a` of a vendor's 1-2 measured GPUs, the per-layer cost held.
+
+    Too few GPUs to fit both terms, but enough to say how much of its bandwidth the
+    vendor's backend reaches: each row's a = (seconds - c x layers) / read_s, the median
+    over GPUs of each GPU's median (None when it would read faster than the bandwidth).
+    """
+    per_gpu = (
+        part.with_columns(a=(pl.col("seconds") - c * pl.col("layers")) / pl.col("read_s"))
+        .group_by("gpu_id")
+        .agg(pl.col("a").median())
+    )
+    a = float(per_gpu["a"].median())
+    return a if a >= 1.0 else None
 
 
 def leave_one_gpu_out(roofline_rows: pl.DataFrame, engine_class: str) -> pl.DataFrame:
@@ -334,7 +353,8 @@ def llm_throughput(
     sd = log_error_sd(logo)
     n_gpus = logo["gpu_id"].n_unique()
     half = t975(n_gpus - 1) * sd if sd is not None and n_gpus >= 2 else None
-    prefill_eff = _prefill_efficiency(benchmarks, gpus)
+    basis = prefill_basis(gpus)
+    prefill = prefill_rates(basis, prefill_rows(benchmarks, basis), fit["bits"].unique().to_list())
 
     catalog = gpus.select(
         "gpu_id", "vendor", "memory_bandwidth_gbs", "fp16_tensor_tflops",
@@ -353,6 +373,7 @@ def llm_throughput(
     modelled = (
         fit.join(catalog, on="gpu_id")
         .join(models, on=["vendor", "bits"], how="left")
+        .join(prefill, on=["gpu_id", "bits"], how="left")
         .with_columns(
             decode=pl.when(pl.col("fits")).then(
                 1
@@ -364,10 +385,8 @@ def llm_throughput(
                 )
             ),
             prefill=pl.when(pl.col("fits")).then(
-                prefill_eff * pl.col("fp16_tensor_tflops") * 1e12 / (2 * pl.col("params_b") * _GB)
-            )
-            if prefill_eff is not None
-            else pl.lit(None, dtype=pl.Float64),
+                pl.col("prefill_tops") * 1e12 / (2 * pl.col("params_b") * _GB)
+            ),
         )
         .select(
             "gpu_id",
@@ -396,19 +415,6 @@ def llm_throughput(
     return pl.concat([modelled, _measured_rows(benchmarks)], how="diagonal_relaxed").sort(
         "gpu_id", "model_params_b", "bits", "num_gpus", "context_tokens"
     )
-
-
-def _prefill_efficiency(benchmarks: pl.DataFrame, gpus: pl.DataFrame) -> float | None:
-    """Median measured prefill tokens/s over the fp16 tensor roofline (1-GPU rows)."""
-    rows = (
-        benchmarks.filter((pl.col("phase") == "prefill") & (pl.col("num_gpus") == 1))
-        .join(gpus.select("gpu_id", "fp16_tensor_tflops"), on="gpu_id")
-        .filter(pl.col("fp16_tensor_tflops").is_not_null())
-    )
-    if rows.height < _MIN_ROWS:
-        return None
-    roof = pl.col("fp16_tensor_tflops") * 1e12 / (2 * pl.col("model_params_b") * _GB)
-    return float(rows.select((pl.col("tokens_per_s") / roof).median()).item())
 
 
 def size_class(params_b: pl.Expr) -> pl.Expr:

@@ -29,6 +29,7 @@ from model.llm import (
     row_stack,
     size_class,
 )
+from model.llm_prefill import prefill_basis, prefill_leave_one_gpu_out, prefill_rows
 
 _KEY = ["gpu_id", "model_params_b", "bits", "num_gpus"]
 
@@ -133,9 +134,29 @@ def decode_validation_by_stack(benchmarks: pl.DataFrame, gpus: pl.DataFrame) -> 
     return logo_by_vendor_stack(leave_one_gpu_out(decode_roofline(benchmarks, gpus), "llama.cpp"))
 
 
-def validation_rows(by_stack: pl.DataFrame, run_date) -> pl.DataFrame:
-    """`decode_validation_by_stack` as model_validation rows (check llm_decode_logo_stack).
+def prefill_validation_by_stack(benchmarks: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
+    """`logo_by_vendor_stack` of the llama.cpp prefill model (model/llm_prefill.py)."""
+    rows = prefill_rows(benchmarks, prefill_basis(gpus))
+    return logo_by_vendor_stack(prefill_leave_one_gpu_out(rows))
 
+
+DECODE_DETAIL = "llama.cpp batch-1 decode, each GPU predicted by the model fitted without it"
+PREFILL_DETAIL = (
+    "llama.cpp batch-1 prefill from an empty cache, each GPU predicted by the per-architecture "
+    "efficiency fitted without it"
+)
+
+
+def validation_rows(
+    by_stack: pl.DataFrame,
+    run_date,
+    check_name: str = "llm_decode_logo_stack",
+    what: str = DECODE_DETAIL,
+) -> pl.DataFrame:
+    """A leave-one-GPU-out summary per vendor x stack as model_validation rows.
+
+    `by_stack` is `decode_validation_by_stack` (check llm_decode_logo_stack) or
+    `prefill_validation_by_stack` (check llm_prefill_logo_stack, `what` PREFILL_DETAIL).
     One row per vendor x stack x metric (median_ape, max_ape, median_error); `n` is the
     number of measured rows, the detail names the GPUs' count and the fitted levels.
     """
@@ -149,18 +170,13 @@ def validation_rows(by_stack: pl.DataFrame, run_date) -> pl.DataFrame:
         )
         .with_columns(
             run_date=pl.lit(run_date),
-            check_name=pl.lit("llm_decode_logo_stack"),
+            check_name=pl.lit(check_name),
             subject=pl.format("{} x {}", "vendor", "stack"),
             reference_value=pl.lit(None, dtype=pl.Float64),
             value_low=pl.lit(None, dtype=pl.Float64),
             value_high=pl.lit(None, dtype=pl.Float64),
             n=pl.col("n").cast(pl.Int32),
-            detail=pl.format(
-                "llama.cpp batch-1 decode, each GPU predicted by the model fitted without it; "
-                "{} GPUs; fitted levels: {}",
-                "n_gpus",
-                "levels",
-            ),
+            detail=pl.format(f"{what}; {{}} GPUs; fitted levels: {{}}", "n_gpus", "levels"),
         )
         .select(
             "run_date",

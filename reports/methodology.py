@@ -269,9 +269,11 @@ def _llm_decode_block(data: MethodologyData) -> list[str]:
     )
 
 
-def llm_stack_table(validation: pl.DataFrame) -> pl.DataFrame:
-    """The decode model's leave-one-GPU-out error per vendor x stack, one row each."""
-    rows = validation.filter(pl.col("check_name") == "llm_decode_logo_stack")
+def llm_stack_table(
+    validation: pl.DataFrame, check_name: str = "llm_decode_logo_stack"
+) -> pl.DataFrame:
+    """An LLM model's leave-one-GPU-out error per vendor x stack, one row each."""
+    rows = validation.filter(pl.col("check_name") == check_name)
     if rows.is_empty():
         return pl.DataFrame(schema={"subject": pl.Utf8, "n": pl.Int32})
     return (
@@ -300,6 +302,28 @@ def _llm_stack_block(data: MethodologyData) -> list[str]:
         'vendor first; methodology §11, "LLM calibration"). The cost tables price a '
         "measured rate where one matches the configuration and use this model only "
         "otherwise.",
+    )
+
+
+def _llm_prefill_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "LLM prefill: the model's error per vendor x stack",
+        markdown_table(
+            _formatted(llm_stack_table(data.validation, "llm_prefill_logo_stack")),
+            {
+                "subject": "vendor x stack",
+                "n": "measured rows",
+                "median_ape": "median |error| %",
+                "max_ape": "worst |error| %",
+                "median_error": "median error % (+ = model too fast)",
+            },
+        ),  # fmt: skip
+        "Each GPU's batch-1 llama.cpp prompt-processing rows (empty cache, every prompt "
+        "length) predicted by the prefill model fitted without that GPU: the efficiency on "
+        "the int8 tensor rate of its architecture x segment, else its architecture, else "
+        'the vendor or segment pooled (methodology §11, "Prefill"). A GPU alone in its '
+        "architecture (H100 PCIe, RX 7900 XTX) is then predicted from another one, which "
+        "is what an unmeasured architecture gets.",
     )
 
 
@@ -361,6 +385,7 @@ _VALIDATION_BLOCKS = (
     _nowcast_block,
     _llm_decode_block,
     _llm_stack_block,
+    _llm_prefill_block,
     _comparison_block,
     _independent_block,
 )

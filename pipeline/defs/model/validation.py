@@ -9,7 +9,12 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.llm import decode_validation
-from model.llm_calibration import decode_validation_by_stack, validation_rows
+from model.llm_calibration import (
+    PREFILL_DETAIL,
+    decode_validation_by_stack,
+    prefill_validation_by_stack,
+    validation_rows,
+)
 from model.nowcast import NOWCAST_CHECK
 from model.validation import model_validation as compute_model_validation
 from pipeline.defs.metadata import KINDS
@@ -54,7 +59,14 @@ def model_validation(
         llm = decode_validation(llm_benchmarks, catalog)
         # The decode model's error per vendor x stack (ROCm, Vulkan, CUDA, Ollama).
         by_stack = validation_rows(decode_validation_by_stack(llm_benchmarks, catalog), run_date)
-        rows = pl.concat([rows, llm_rows(llm, run_date), by_stack], how="diagonal_relaxed")
+        # The prefill model's, likewise (per-architecture efficiency, model/llm_prefill.py).
+        prefill = validation_rows(
+            prefill_validation_by_stack(llm_benchmarks, catalog),
+            run_date,
+            "llm_prefill_logo_stack",
+            PREFILL_DETAIL,
+        )
+        rows = pl.concat([rows, llm_rows(llm, run_date), by_stack, prefill], how="diagonal_relaxed")
         # The price back-test's rows belong to current_prices, which runs it to choose.
         step.write(
             "model_validation", rows, "run_date = ? AND check_name <> ?", [run_date, NOWCAST_CHECK]
