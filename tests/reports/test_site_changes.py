@@ -39,10 +39,10 @@ def test_what_changed_is_in_the_report(night2):
     assert "| 8-bit inference, buy used ≤ $2,500 | 1× rtx-3080-ti |" in changed
     assert "| rx-9060-xt-16gb | newly priced (used) |" in changed
     assert "| cloud prices | azure | stale | failed |" in changed
-    # With the transformer-weighted relative performance and the segment-first bridge
-    # (issue 22, steps 3-4) the other used cards' values move, so the same price jump now
-    # costs 7 ranks (it cost 4 before).
-    assert "| 8-bit inference | used | rtx-3080-ti | 1 | 8 | down 7 |" in changed
+    # With issue 22's relative performance (transformer weighting, FP8 runs split from
+    # 16-bit ones, the 16-bit bridge by architecture) and only eligible GPUs ranked, the
+    # same price jump costs it 4 ranks.
+    assert "| 8-bit inference | used | rtx-3080-ti | 1 | 5 | down 4 |" in changed
 
 
 def test_what_changed_is_on_the_front_page(night2, browser):  # noqa: F811
