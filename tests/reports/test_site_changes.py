@@ -40,7 +40,7 @@ def test_what_changed_is_in_the_report(night2):
     assert "| rx-9060-xt-16gb | newly priced (used) |" in changed
     assert "| cloud prices | azure | stale | failed |" in changed
     # With issue 22's relative performance (transformer weighting, FP8 runs split from
-    # 16-bit ones, the 16-bit bridge by architecture) and only eligible GPUs ranked, the
+    # 16-bit ones, the 16-bit bridge by architecture) the
     # same price jump costs it 4 ranks.
     assert "| 8-bit inference | used | rtx-3080-ti | 1 | 5 | down 4 |" in changed
 
