@@ -490,12 +490,18 @@ def model_validation(
     constants: pl.DataFrame,
     params: ModelParameters,
     run_date: dt.date,
+    relative: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """All validation rows of one run (see the module docstring)."""
+    """All validation rows of one run (see the module docstring).
+
+    `relative` is the run's stored relative performance (the pipeline passes its table, so
+    the fit is not run again); computed from `debiased` when not given.
+    """
     rows = batch_gain_checks(constants, params)
     rows += multi_gpu_checks(multi_gpu_predictions(results, gpus, params))
     rows += spec_estimator_checks(debiased, gpus, params.reference_gpu)
-    relative = _relative(debiased, gpus, params)  # once, for both checks
+    if relative is None:
+        relative = _relative(debiased, gpus, params)  # once, for both checks
     rows += inference_bridge_checks(debiased, gpus, params, relative)
     rows += eight_bit_checks(debiased, gpus, params, relative)
     rows += a100_v100_checks(results, gpus, params, run_date)

@@ -53,7 +53,13 @@ def model_validation(
         debiased = step.read("benchmark_debiased")
         constants = step.read("model_constants")
         rows = compute_model_validation(
-            results, catalog, debiased, constants, step.params, run_date
+            results,
+            catalog,
+            debiased,
+            constants,
+            step.params,
+            run_date,
+            relative=step.read("relative_performance"),
         )
         llm_benchmarks = step.read_all("llm_benchmarks")
         llm = decode_validation(llm_benchmarks, catalog)
