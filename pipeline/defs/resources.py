@@ -109,6 +109,9 @@ class UnreadableWarehouse(RuntimeError):
     """The pipeline's warehouse file exists but is not a DuckDB database."""
 
 
+DUCKDB_MAGIC = b"DUCK"
+
+
 def _check_readable(path: Path) -> None:
     """Fail at once, and say so, when the file is not a DuckDB database.
 
@@ -118,6 +121,11 @@ def _check_readable(path: Path) -> None:
     """
     if not path.exists():
         return
+    # A DuckDB file says so in its main header (the magic "DUCK" at byte 8): read 12 bytes
+    # instead of opening the database a second time for every step (about 30 ms each).
+    with path.open("rb") as file:
+        if file.read(12)[8:12] == DUCKDB_MAGIC:
+            return
     try:
         duckdb.connect(str(path)).close()
     except duckdb.IOException as exc:
