@@ -28,6 +28,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from model import market_index
 from model.parameters import ModelParameters
 from model.segments import segment_expr
 
@@ -42,7 +43,9 @@ _MIN_HORIZON_YEARS = 1 / 12
 # Candidates for the drift mu: the segment x market's drift of monthly changes, its
 # depreciation with age (fit_depreciation), the segment drift shrunk toward the GPU's own
 # with a prior of this many years on the segment, and no drift (a pure random walk).
-CANDIDATES = ("depreciation", "segment_drift", "own_drift_shrunk", "random_walk")
+# "market_index" carries the price with its market group's chained index
+# (model/market_index.py) over the months the index has data, and as a random walk after.
+CANDIDATES = ("depreciation", "segment_drift", "own_drift_shrunk", "random_walk", "market_index")
 _OWN_PRIOR_YEARS = 2.0
 
 MONTHLY_SCHEMA = {
@@ -214,15 +217,44 @@ def own_drift(step_rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def fit_models(monthly: pl.DataFrame, gpus: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Per segment x market: drift, volatility and depreciation; per series: its own drift."""
+Models = tuple[pl.DataFrame, pl.DataFrame, dict[str, market_index.IndexFit]]
+
+
+def fit_models(monthly: pl.DataFrame, gpus: pl.DataFrame) -> Models:
+    """Per segment x market: drift, volatility and depreciation; per series: its own drift;
+    per market group x market: its chained price index."""
     step_rows = steps(monthly, gpus)
     drift = fit_drift(step_rows).join(
         fit_depreciation(monthly, gpus).select("segment", "market", "depreciation"),
         on=["segment", "market"],
         how="left",
     )
-    return drift, own_drift(step_rows)
+    return drift, own_drift(step_rows), market_index.fit_indexes(monthly, gpus)
+
+
+def _carry_with_index(rows: pl.DataFrame, fits, gpus: pl.DataFrame, to_t: pl.Expr):
+    """The market_index candidate: the index's move from t0 to to_t, and its variance.
+
+    `log_sd^2 = sigma_group^2 * h + Var(I(to) - I(t0))`: the GPU's own wander around its
+    market over the gap plus the index's uncertainty (its steps' standard errors, bridged
+    and extrapolated months at the index's monthly volatility). A market with no index
+    falls back to the random walk with the segment's volatility.
+    """
+    horizon = pl.col("horizon").clip(lower_bound=_MIN_HORIZON_YEARS)
+    carried = market_index.carry_columns(
+        rows.join(market_index.series_keys(gpus), on="gpu_id", how="left")
+        .with_columns(pl.col("group").fill_null("data center"))
+        .with_columns(_to_t=to_t),
+        fits,
+    )
+    sigma = pl.col("index_sigma").fill_null(pl.col("volatility"))
+    return carried.drop("_to_t", "group").with_columns(
+        mu=pl.when(pl.col("horizon") > 0)
+        .then(pl.col("index_change") / pl.col("horizon"))
+        .otherwise(0.0),
+        log_mean=pl.col("price_usd").log() + pl.col("index_change"),
+        log_sd=(sigma.pow(2) * horizon + pl.col("index_var")).sqrt(),
+    )
 
 
 def carry(
@@ -237,7 +269,7 @@ def carry(
     `models` is fit_models' output. Adds `mu` (the drift used, per year), `horizon`
     (years), `log_mean` (the predicted log price) and `log_sd`.
     """
-    drift, own = models
+    drift, own, fits = models
     if candidate not in CANDIDATES:
         raise ValueError(f"unknown nowcast candidate {candidate!r}: {CANDIDATES}")
     segments = _segments(gpus)
@@ -259,6 +291,8 @@ def carry(
             horizon=(to_t - pl.col("t0")).clip(lower_bound=0.0),
         )
     )
+    if candidate == "market_index":
+        return _carry_with_index(rows, fits, gpus, to_t)
     mu = {
         "random_walk": pl.lit(0.0),
         "segment_drift": pl.col("drift"),
