@@ -247,8 +247,10 @@ def _nowcast_block(data: MethodologyData) -> list[str]:
         "Rolling origin (methodology §4): at cut-offs every 6 months, everything later is "
         "hidden, the drift and volatility are refitted on what came before and each series' "
         "last price is carried to its later monthly prices. Median absolute error of the "
-        "carried price, and the share of later prices inside the 80 % and 95 % intervals; "
-        "the candidate marked *chosen* prices today's stale GPUs.",
+        "carried price, and the share of later prices inside the 80 % and 95 % intervals. "
+        "Nothing after the cut-off is seen, so the market index can only extrapolate (a "
+        "random walk) here; the candidate marked *chosen* prices today's stale GPUs and is "
+        "chosen on the held-out-GPU back-test below.",
     )
 
 
