@@ -92,11 +92,6 @@ def month_of_t(t: pl.Expr) -> pl.Expr:
     return month_number(pl.lit(dt.date(1970, 1, 1)) + pl.duration(days=days))
 
 
-def month_label(month: int) -> str:
-    """'YYYY-MM' of a month number."""
-    return f"{1970 + month // 12:04d}-{month % 12 + 1:02d}"
-
-
 def index_pairs(monthly: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     """Consecutive monthly points of each GPU x market: key, gpu_id, m1, m2, d (log change)."""
     schema = {"key": pl.Utf8, "gpu_id": pl.Utf8, "m1": pl.Int64, "m2": pl.Int64, "d": pl.Float64}
@@ -322,32 +317,3 @@ def carry_columns(rows: pl.DataFrame, fits: dict[str, IndexFit]) -> pl.DataFrame
         .sort("_row")
         .drop("_row", "_m0", "_m1")
     )
-
-
-INDEX_SCHEMA = {
-    "index_key": pl.Utf8,
-    "month": pl.Date,
-    "level": pl.Float64,
-    "se": pl.Float64,
-    "n_gpus": pl.Int64,
-    "bridged": pl.Boolean,
-}
-
-
-def index_table(fits: dict[str, IndexFit]) -> pl.DataFrame:
-    """Each index as rows: key, month, level (log, 0 at its first month), se, n_gpus, bridged."""
-    rows = []
-    for key, fit in sorted(fits.items()):
-        for j, level in enumerate(fit.level):
-            month = fit.first + j
-            rows.append(
-                (
-                    key,
-                    dt.date(1970 + month // 12, month % 12 + 1, 1),
-                    float(level),
-                    float(np.sqrt(max(fit.cov[j, j], 0.0))),
-                    int(fit.n_gpus[j]),
-                    bool(fit.bridged[j]),
-                )
-            )
-    return pl.DataFrame(rows, schema=INDEX_SCHEMA, orient="row")
