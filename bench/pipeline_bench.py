@@ -15,7 +15,7 @@ import polars as pl
 
 from model.cost import perf_per_dollar
 from model.debias import debias
-from model.nowcast import prices_today
+from model.nowcast_backtest import prices_today
 from model.parameters import ModelParameters
 from model.performance import relative_performance
 from model.prices import daily_prices

@@ -28,6 +28,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from model import market_index
 from model.parameters import ModelParameters
 from model.segments import segment_expr
 
@@ -42,7 +43,9 @@ _MIN_HORIZON_YEARS = 1 / 12
 # Candidates for the drift mu: the segment x market's drift of monthly changes, its
 # depreciation with age (fit_depreciation), the segment drift shrunk toward the GPU's own
 # with a prior of this many years on the segment, and no drift (a pure random walk).
-CANDIDATES = ("depreciation", "segment_drift", "own_drift_shrunk", "random_walk")
+# "market_index" carries the price with its market group's chained index
+# (model/market_index.py) over the months the index has data, and as a random walk after.
+CANDIDATES = ("depreciation", "segment_drift", "own_drift_shrunk", "random_walk", "market_index")
 _OWN_PRIOR_YEARS = 2.0
 
 MONTHLY_SCHEMA = {
@@ -214,7 +217,12 @@ def own_drift(step_rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def fit_models(monthly: pl.DataFrame, gpus: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+Models = tuple[pl.DataFrame, pl.DataFrame, dict[str, market_index.IndexFit]]
+
+
+def fit_drift_models(
+    monthly: pl.DataFrame, gpus: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per segment x market: drift, volatility and depreciation; per series: its own drift."""
     step_rows = steps(monthly, gpus)
     drift = fit_drift(step_rows).join(
@@ -223,6 +231,41 @@ def fit_models(monthly: pl.DataFrame, gpus: pl.DataFrame) -> tuple[pl.DataFrame,
         how="left",
     )
     return drift, own_drift(step_rows)
+
+
+def fit_models(monthly: pl.DataFrame, gpus: pl.DataFrame) -> Models:
+    """fit_drift_models, plus each market group x market's chained price index."""
+    return *fit_drift_models(monthly, gpus), market_index.fit_indexes(monthly, gpus)
+
+
+def with_index_move(carried: pl.DataFrame) -> pl.DataFrame:
+    """mu, log_mean and log_sd of rows carrying market_index.CARRY_COLUMNS.
+
+    `log_sd^2 = sigma_group^2 * h + Var(I(to) - I(t0))`: the GPU's own wander around its
+    market over the gap plus the index's uncertainty (its steps' standard errors, bridged
+    and extrapolated months at the index's monthly volatility). A market with no index
+    falls back to the random walk with the segment's volatility.
+    """
+    horizon = pl.col("horizon").clip(lower_bound=_MIN_HORIZON_YEARS)
+    sigma = pl.col("index_sigma").fill_null(pl.col("volatility"))
+    return carried.with_columns(
+        mu=pl.when(pl.col("horizon") > 0)
+        .then(pl.col("index_change") / pl.col("horizon"))
+        .otherwise(0.0),
+        log_mean=pl.col("price_usd").log() + pl.col("index_change"),
+        log_sd=(sigma.pow(2) * horizon + pl.col("index_var")).sqrt(),
+    )
+
+
+def _carry_with_index(rows: pl.DataFrame, fits, gpus: pl.DataFrame, to_t: pl.Expr):
+    """The market_index candidate: the index's move from t0 to to_t (with_index_move)."""
+    carried = market_index.carry_columns(
+        rows.join(market_index.series_keys(gpus), on="gpu_id", how="left")
+        .with_columns(pl.col("group").fill_null("data center"))
+        .with_columns(_to_t=to_t),
+        fits,
+    )
+    return with_index_move(carried.drop("_to_t", "group"))
 
 
 def carry(
@@ -235,9 +278,10 @@ def carry(
     """Carry each series' last price (`price_usd` at `t0`) to time `to_t` with a candidate.
 
     `models` is fit_models' output. Adds `mu` (the drift used, per year), `horizon`
-    (years), `log_mean` (the predicted log price) and `log_sd`.
+    (years), `log_mean` (the predicted log price) and `log_sd`; market_index adds the
+    market_index.CARRY_COLUMNS too.
     """
-    drift, own = models
+    drift, own, fits = models
     if candidate not in CANDIDATES:
         raise ValueError(f"unknown nowcast candidate {candidate!r}: {CANDIDATES}")
     segments = _segments(gpus)
@@ -259,6 +303,8 @@ def carry(
             horizon=(to_t - pl.col("t0")).clip(lower_bound=0.0),
         )
     )
+    if candidate == "market_index":
+        return _carry_with_index(rows, fits, gpus, to_t)
     mu = {
         "random_walk": pl.lit(0.0),
         "segment_drift": pl.col("drift"),
@@ -443,16 +489,7 @@ def current_prices(
         .otherwise(pl.col("price_usd") * (z * pl.col("log_sd")).exp()),
         detail=pl.when(fresh)
         .then(pl.format("observed {} days before the run date", pl.col("age_days")))
-        .otherwise(
-            pl.format(
-                "{}: last observed {} days before at ${}; drift {}/year ({})",
-                pl.lit(candidate),
-                pl.col("age_days"),
-                pl.col("observed_price_usd").round(2),
-                (pl.col("mu") * 100).round(1).cast(pl.Utf8) + "%",
-                pl.col("segment") + " " + pl.col("market"),
-            )
-        ),
+        .otherwise(_nowcast_detail(candidate, rows_have_index="index_key" in carried.columns)),
     )
     single = rows.select(
         "gpu_id",
@@ -474,6 +511,43 @@ def current_prices(
         .sort("gpu_id", "market")
         .cast(CURRENT_SCHEMA)
     )
+
+
+def _nowcast_detail(candidate: str, rows_have_index: bool) -> pl.Expr:
+    """What moved a nowcast: the drift used, or the index, its move and its last month."""
+    drift = pl.format(
+        "{}: last observed {} days before at ${}; drift {}/year ({})",
+        pl.lit(candidate),
+        pl.col("age_days"),
+        pl.col("observed_price_usd").round(2),
+        (pl.col("mu") * 100).round(1).cast(pl.Utf8) + "%",
+        pl.col("segment") + " " + pl.col("market"),
+    )
+    if not rows_have_index:
+        return drift
+    last = pl.col("index_last")
+    through = pl.format(
+        "{}-{}", (last // 12 + 1970).cast(pl.Utf8), (last % 12 + 1).cast(pl.Utf8).str.zfill(2)
+    )
+    move = (pl.col("index_change").exp() - 1) * 100
+    sign = pl.when(move >= 0).then(pl.lit("+")).otherwise(pl.lit(""))
+    flat = (
+        pl.when(pl.col("index_extrapolated") > 0)
+        .then(pl.format(", flat for the {} months after", pl.col("index_extrapolated")))
+        .otherwise(pl.lit(""))
+    )
+    indexed = pl.format(
+        "market_index: carried {} days with the {} index ({}{} %, observed through {}{}); "
+        "last observed at ${}",
+        pl.col("age_days"),
+        pl.col("index_key"),
+        sign,
+        move.round(1),
+        through,
+        flat,
+        pl.col("observed_price_usd").round(2),
+    )
+    return pl.when(pl.col("index_key").is_not_null()).then(indexed).otherwise(drift)
 
 
 def mean_market(single: pl.DataFrame) -> pl.DataFrame:
@@ -549,25 +623,6 @@ def latest_daily(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
         )
         .sort("gpu_id", "market")
     )
-
-
-def prices_today(
-    daily: pl.DataFrame,
-    gpus: pl.DataFrame,
-    params: ModelParameters,
-    as_of: dt.date,
-    candidate: str | None = None,
-) -> pl.DataFrame:
-    """current_prices from a frame of daily prices (for tests, benchmarks and ad hoc use).
-
-    `candidate` defaults to the one the back-test of these histories prefers.
-    """
-    upto = daily.filter(pl.col("day") <= as_of)
-    monthly = monthly_series(upto)
-    if candidate is None:
-        predictions = backtest(monthly, gpus, params.price_max_age_days / _YEAR_DAYS)
-        candidate = choose_candidate(backtest_summary(predictions))
-    return current_prices(latest_daily(upto, as_of), monthly, gpus, params, as_of, candidate)
 
 
 # The model_validation check the back-test's rows are stored under.

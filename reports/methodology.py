@@ -19,7 +19,9 @@ import polars as pl
 from model.comparison import comparison_table
 from model.llm import decode_roofline, leave_one_gpu_out
 from model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
+from model.nowcast_backtest import HOLDOUT_CHECK
 from reports.content.independent import INDEPENDENT_NOTE, independent_table
+from reports.content.nowcast_holdout import HOLDOUT_COLUMNS, HOLDOUT_NOTE, holdout_table
 from reports.report import markdown_table
 from warehouse.release import default_published_dir
 
@@ -209,7 +211,9 @@ def _validation_block(data: MethodologyData) -> list[str]:
     return _block(
         "Validation",
         markdown_table(
-            _formatted(data.validation.filter(pl.col("check_name") != NOWCAST_CHECK)),
+            _formatted(
+                data.validation.filter(~pl.col("check_name").is_in([NOWCAST_CHECK, HOLDOUT_CHECK]))
+            ),
             {
                 "check_name": "check",
                 "subject": "subject",
@@ -243,8 +247,10 @@ def _nowcast_block(data: MethodologyData) -> list[str]:
         "Rolling origin (methodology §4): at cut-offs every 6 months, everything later is "
         "hidden, the drift and volatility are refitted on what came before and each series' "
         "last price is carried to its later monthly prices. Median absolute error of the "
-        "carried price, and the share of later prices inside the 80 % and 95 % intervals; "
-        "the candidate marked *chosen* prices today's stale GPUs.",
+        "carried price, and the share of later prices inside the 80 % and 95 % intervals. "
+        "Nothing after the cut-off is seen, so the market index can only extrapolate (a "
+        "random walk) here; the candidate marked *chosen* prices today's stale GPUs and is "
+        "chosen on the held-out-GPU back-test below.",
     )
 
 
@@ -378,11 +384,20 @@ def _independent_block(data: MethodologyData) -> list[str]:
     )
 
 
+def _holdout_block(data: MethodologyData) -> list[str]:
+    return _block(
+        "Prices of today: the market index per market group (held-out GPU)",
+        markdown_table(_formatted(holdout_table(data.validation)), HOLDOUT_COLUMNS),
+        HOLDOUT_NOTE,
+    )
+
+
 # The blocks of the validation Markdown, in order.
 _VALIDATION_BLOCKS = (
     _constants_block,
     _validation_block,
     _nowcast_block,
+    _holdout_block,
     _llm_decode_block,
     _llm_stack_block,
     _llm_prefill_block,

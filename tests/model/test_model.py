@@ -8,7 +8,7 @@ from model.bridging import eight_bit_speedup
 from model.cloud import break_even_days, cloud_vs_buy
 from model.cost import best_market, electricity_usd_per_year, perf_per_dollar
 from model.debias import debias
-from model.nowcast import prices_today
+from model.nowcast_backtest import prices_today
 from model.parameters import ModelParameters, from_env
 from model.performance import relative_performance
 from model.performance_fit import fit_log_performance, place_on_anchor

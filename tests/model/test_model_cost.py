@@ -10,7 +10,7 @@ import pytest
 from model.cloud import cloud_perf_per_dollar, cloud_vs_buy
 from model.cost import electricity_expr, perf_per_dollar
 from model.fit import efficiency_table
-from model.nowcast import prices_today
+from model.nowcast_backtest import prices_today
 from model.parameters import ModelParameters, from_env, with_overrides
 from model.recommendations import buy_candidates, recommendations, rent_candidates
 from model.sensitivity import rank_ranges, sensitivity

@@ -13,9 +13,9 @@ from model.nowcast import (
     fit_depreciation,
     fit_drift,
     monthly_series,
-    prices_today,
     steps,
 )
+from model.nowcast_backtest import prices_today
 from model.parameters import ModelParameters
 from reports.report import freshness_status
 

@@ -9,17 +9,24 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-# current_prices runs the back-test to choose its candidate and stores its figures under
-# NOWCAST_CHECK in model_validation (the model_validation asset leaves those rows alone).
+# current_prices runs the back-tests to choose its candidate and stores their figures under
+# NOWCAST_CHECK and HOLDOUT_CHECK in model_validation (the model_validation asset leaves
+# those rows alone).
 from model.nowcast import (
     NOWCAST_CHECK,
     backtest,
     backtest_summary,
     backtest_validation,
-    choose_candidate,
 )
 from model.nowcast import (
     current_prices as compute_current_prices,
+)
+from model.nowcast_backtest import (
+    HOLDOUT_CHECK,
+    choose_nowcast,
+    holdout_backtest,
+    holdout_validation,
+    segment_summary,
 )
 from pipeline.defs.freshness import RETAIL_PRICES
 from pipeline.defs.metadata import KINDS
@@ -30,10 +37,12 @@ from warehouse.reads import read_latest_daily, read_monthly_series
 
 def nowcast_choice(
     monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_days: int
-) -> tuple[str, pl.DataFrame]:
-    """The nowcast candidate the back-test prefers, and the back-test summary."""
-    summary = backtest_summary(backtest(monthly, gpus, max_age_days / 365.25))
-    return choose_candidate(summary), summary
+) -> tuple[str, pl.DataFrame, pl.DataFrame]:
+    """The nowcast candidate the back-tests choose, the rolling-origin and held-out summaries."""
+    max_age = max_age_days / 365.25
+    summary = backtest_summary(backtest(monthly, gpus, max_age))
+    holdout = segment_summary(holdout_backtest(monthly, gpus, max_age))
+    return choose_nowcast(summary, holdout), summary, holdout
 
 
 @dg.asset(
@@ -45,8 +54,9 @@ def nowcast_choice(
     description=(
         "One row per GPU x market (new, used, mean) for the run date: the price used today, "
         "observed if seen within price_freshness_days, else nowcast from its last observation "
-        "with its segment's drift and a widening interval; none beyond price_max_age_days. "
-        "Also writes the nowcast back-test to model_validation."
+        "with the candidate the back-tests choose (its market group's price index, or a "
+        "drift) and a widening interval; none beyond price_max_age_days. Also writes the "
+        "rolling-origin and held-out-GPU back-tests to model_validation."
     ),
 )
 def current_prices(
@@ -59,19 +69,28 @@ def current_prices(
             "SELECT gpu_id, name, launch_price_usd, release_date FROM gpus ORDER BY gpu_id"
         ).pl()
         monthly = read_monthly_series(con, run_date)
-        candidate, summary = nowcast_choice(monthly, gpus, params.price_max_age_days)
+        candidate, summary, holdout = nowcast_choice(monthly, gpus, params.price_max_age_days)
         latest = read_latest_daily(con, run_date)
         rows = compute_current_prices(latest, monthly, gpus, params, run_date, candidate)
         step.write(
             "model_validation",
-            backtest_validation(summary, candidate, run_date),
-            "run_date = ? AND check_name = ?",
-            [run_date, NOWCAST_CHECK],
+            pl.concat(
+                [
+                    backtest_validation(summary, candidate, run_date),
+                    holdout_validation(holdout, candidate, run_date),
+                ]
+            ),
+            "run_date = ? AND check_name IN (?, ?)",
+            [run_date, NOWCAST_CHECK, HOLDOUT_CHECK],
         )
         step.write("current_prices", rows.with_columns(run_date=pl.lit(run_date)))
     too_old = latest.height - rows.filter(pl.col("market") != "mean").height
     methods = rows.group_by("market", "price_method").len().sort("market", "price_method")
-    overall = summary.filter((pl.col("band") == "all") & (pl.col("candidate") == candidate))
+    overall = holdout.filter(
+        (pl.col("segment") == "all segments")
+        & (pl.col("band") == "all")
+        & (pl.col("candidate") == candidate)
+    )
     return step.result(
         f"{rows.height} prices ({candidate}); {too_old} GPU x market "
         f"last seen over {params.price_max_age_days} days ago left unpriced",

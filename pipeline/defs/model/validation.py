@@ -16,6 +16,7 @@ from model.llm_calibration import (
     validation_rows,
 )
 from model.nowcast import NOWCAST_CHECK
+from model.nowcast_backtest import HOLDOUT_CHECK
 from model.validation import model_validation as compute_model_validation
 from pipeline.defs.metadata import KINDS
 from pipeline.defs.model.common import model_step
@@ -73,9 +74,12 @@ def model_validation(
             PREFILL_DETAIL,
         )
         rows = pl.concat([rows, llm_rows(llm, run_date), by_stack, prefill], how="diagonal_relaxed")
-        # The price back-test's rows belong to current_prices, which runs it to choose.
+        # The price back-tests' rows belong to current_prices, which runs them to choose.
         step.write(
-            "model_validation", rows, "run_date = ? AND check_name <> ?", [run_date, NOWCAST_CHECK]
+            "model_validation",
+            rows,
+            "run_date = ? AND check_name NOT IN (?, ?)",
+            [run_date, NOWCAST_CHECK, HOLDOUT_CHECK],
         )
     headline = rows.filter(pl.col("metric").is_in(["median_ape", "speedup"]))
     return step.result(

@@ -1,0 +1,299 @@
+"""The held-out-GPU back-test of the nowcast, the rule that chooses the candidate, prices_today.
+
+A stale GPU in a market that kept trading:
+The rolling-origin back-test (nowcast.backtest) hides everything after a cut-off, so no
+comparable GPU is ever seen after the stale observation and the market index can only
+extrapolate (a random walk). A nowcast of today is another situation: one GPU was last
+seen months ago, but other GPUs of its market were seen since. This back-test reproduces
+it. At as-of months T every `every_months`, each GPU x market priced in month T is held
+out: its price at T is the target, and each of its monthly prices in the
+`max_age_years` before T is an origin. The market index is refitted on every other GPU's
+prices up to T (not the held-out GPU's, at any date); the drift candidates use what was
+known at the origin (fit on the months up to it, as in the rolling origin). Every
+candidate carries the origin price to T; the error and the 80 % / 95 % coverage are
+summarised per market group (the index key) x horizon band.
+
+`choose_nowcast` picks the candidate today's nowcasts use: the lowest median error of the
+held-out back-test over all segments, as-of months from 2023 (after GPU mining ended; the
+2021 boom and 2022 bust are not the market a nowcast of today works in). The held-out
+regime is the one the nowcasts are in; the rolling origin (pure extrapolation) is still
+published beside it, and its choice is the fallback when the held-out cases are empty.
+"""
+
+import datetime as dt
+
+import numpy as np
+import polars as pl
+
+from model import market_index
+from model.nowcast import (
+    _AFTER_MINING,
+    _Z,
+    AFTER_MINING_BAND,
+    CANDIDATES,
+    HORIZON_BANDS,
+    backtest,
+    backtest_summary,
+    carry,
+    choose_candidate,
+    current_prices,
+    fit_drift_models,
+    latest_daily,
+    monthly_series,
+    with_index_move,
+)
+from model.parameters import ModelParameters
+
+HOLDOUT_CHECK = "price_nowcast_holdout"
+ALL_SEGMENTS = "all segments"
+
+PREDICTION_SCHEMA = {
+    "candidate": pl.Utf8,
+    "cutoff": pl.Float64,
+    "gpu_id": pl.Utf8,
+    "market": pl.Utf8,
+    "segment": pl.Utf8,
+    "horizon": pl.Float64,
+    "error": pl.Float64,
+    "covered80": pl.Boolean,
+    "covered95": pl.Boolean,
+}
+
+
+def _keyed(monthly: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
+    return (
+        monthly.join(market_index.series_keys(gpus), on="gpu_id", how="left")
+        .with_columns(pl.col("group").fill_null("data center"))
+        .with_columns(
+            group_key=market_index.index_key_expr(pl.col("group"), pl.col("market")),
+            m=market_index.month_number(pl.col("month")).cast(pl.Int64),
+        )
+    )
+
+
+def holdout_cases(monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_years: float,
+                  every_months: int = 6, warmup_years: float = 2.0) -> pl.DataFrame:  # fmt: skip
+    """One row per (as-of month T, held-out GPU x market, origin month before T)."""
+    keyed = _keyed(monthly, gpus)
+    if keyed.is_empty():
+        return keyed
+    first, last = int(keyed["m"].min()), int(keyed["m"].max())
+    as_of = list(range(first + round(warmup_years * 12), last + 1, every_months))
+    max_months = round(max_age_years * 12)
+    targets = keyed.filter(pl.col("m").is_in(as_of)).select(
+        "gpu_id", "market", "group_key", "group", T="m", target="price_usd", t_target="t"
+    )
+    return (
+        targets.join(
+            keyed.select("gpu_id", "market", "price_usd", m0="m", t0="t"),
+            on=["gpu_id", "market"],
+        )
+        .filter(pl.col("m0") < pl.col("T"), pl.col("T") - pl.col("m0") <= max_months)
+        .sort("T", "gpu_id", "market", "m0")
+    )
+
+
+def _predictions(carried: pl.DataFrame, candidate: str) -> pl.DataFrame:
+    error = pl.col("target").log() - pl.col("log_mean")
+    return carried.select(
+        candidate=pl.lit(candidate),
+        cutoff=pl.col("t_target"),
+        gpu_id="gpu_id",
+        market="market",
+        segment="group_key",
+        horizon="horizon",
+        error=error,
+        covered80=error.abs() <= _Z[0.80] * pl.col("log_sd"),
+        covered95=error.abs() <= _Z[0.95] * pl.col("log_sd"),
+    )
+
+
+def _index_for(pairs: pl.DataFrame, key: str, as_of: int, gpu_id: str):
+    """The index of `key` (or its market's pooled one) without `gpu_id`, up to month T."""
+    visible = pairs.filter(pl.col("m2") <= as_of, pl.col("gpu_id") != gpu_id)
+    fit = market_index.fit_index(visible.filter(pl.col("key") == key), key)
+    if fit is not None:
+        return fit
+    market = key.rsplit(" ", 1)[-1]
+    return market_index.fit_index(
+        visible.filter(pl.col("key").str.ends_with(" " + market)), "all " + market
+    )
+
+
+def _index_moves(cases: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
+    """market_index.CARRY_COLUMNS for every case, each (T, GPU) with its own index fit."""
+    parts = []
+    for (as_of, gpu_id, key), frame in cases.group_by(
+        "T", "gpu_id", "group_key", maintain_order=True
+    ):
+        fit = _index_for(pairs, key, as_of, gpu_id)
+        if fit is None:
+            change = var = np.zeros(frame.height)
+            beyond, sigma, name, last = np.zeros(frame.height, dtype=np.int64), None, None, None
+        else:
+            change, var, beyond = market_index.index_change(
+                fit, frame["m0"].to_numpy(), frame["T"].to_numpy()
+            )
+            sigma, name, last = fit.sigma * np.sqrt(12.0), fit.key, fit.last
+        parts.append(
+            frame.select("_case").with_columns(
+                index_key=pl.lit(name, pl.Utf8),
+                index_change=pl.Series(change, dtype=pl.Float64),
+                index_var=pl.Series(var, dtype=pl.Float64),
+                index_sigma=pl.lit(sigma, pl.Float64),
+                index_last=pl.lit(last, pl.Int64),
+                index_extrapolated=pl.Series(beyond, dtype=pl.Int64),
+            )
+        )
+    return pl.concat(parts)
+
+
+def holdout_backtest(monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_years: float,
+                     every_months: int = 6, warmup_years: float = 2.0) -> pl.DataFrame:  # fmt: skip
+    """Predictions of every candidate for the held-out cases (PREDICTION_SCHEMA rows).
+
+    The drift candidates are fitted on the months up to the start of the origin's
+    `every_months` block (never after the origin; one fit per block, not per month).
+    """
+    cases = holdout_cases(monthly, gpus, max_age_years, every_months, warmup_years)
+    if cases.is_empty():
+        return pl.DataFrame(schema=PREDICTION_SCHEMA)
+    keyed = _keyed(monthly, gpus)
+    cases = cases.with_row_index("_case").with_columns(
+        block=pl.col("m0") - (pl.col("m0") - int(keyed["m"].min())) % every_months
+    )
+    out, carried_rw = [], None
+    for (block,), frame in cases.group_by("block", maintain_order=True):
+        seen = keyed.filter(pl.col("m") <= block).drop("group_key", "group", "m")
+        models = (*fit_drift_models(seen, gpus), {})
+        rows = frame.drop("group")
+        for candidate in (c for c in CANDIDATES if c != "market_index"):
+            carried = carry(rows, models, gpus, pl.col("t_target"), candidate)
+            out.append(_predictions(carried, candidate))
+            if candidate == "random_walk":
+                # The index's fallback volatility, when its market has no index.
+                part = carried.select("_case", "horizon", "volatility")
+                carried_rw = part if carried_rw is None else pl.concat([carried_rw, part])
+    moves = _index_moves(cases, market_index.index_pairs(monthly, gpus))
+    indexed = with_index_move(
+        cases.join(carried_rw, on="_case").join(moves, on="_case").sort("_case")
+    )
+    out.append(_predictions(indexed, "market_index"))
+    return pl.concat(out).cast(PREDICTION_SCHEMA)
+
+
+def _band() -> pl.Expr:
+    band = pl.lit("over 24 months")
+    for low, high, name in reversed(HORIZON_BANDS):
+        band = (
+            pl.when((pl.col("horizon") > low) & (pl.col("horizon") <= high))
+            .then(pl.lit(name))
+            .otherwise(band)
+        )
+    return band
+
+
+def segment_summary(predictions: pl.DataFrame) -> pl.DataFrame:
+    """Per candidate x segment (and all segments) x horizon band (and all, after mining).
+
+    Columns: candidate, segment, band, median_ape, coverage80, coverage95, n, series.
+    """
+    both = pl.concat(
+        [predictions, predictions.with_columns(segment=pl.lit(ALL_SEGMENTS))]
+    ).with_columns(band=_band())
+
+    def summary(frame):
+        return frame.agg(
+            median_ape=(pl.col("error").abs().median().exp() - 1) * 100,
+            coverage80=pl.col("covered80").mean() * 100,
+            coverage95=pl.col("covered95").mean() * 100,
+            n=pl.len(),
+            series=pl.struct("gpu_id", "market").n_unique(),
+        )
+
+    calm = both.filter(pl.col("cutoff") >= _AFTER_MINING)
+    return pl.concat(
+        [
+            summary(both.group_by("candidate", "segment", "band")),
+            summary(both.group_by("candidate", "segment")).with_columns(band=pl.lit("all")),
+            summary(calm.group_by("candidate", "segment")).with_columns(
+                band=pl.lit(AFTER_MINING_BAND)
+            ),
+        ],
+        how="diagonal",
+    ).sort("candidate", "segment", "band")
+
+
+def holdout_validation(summary: pl.DataFrame, chosen: str, run_date) -> pl.DataFrame:
+    """The held-out back-test as model_validation rows (check `price_nowcast_holdout`).
+
+    subject = "candidate, segment, band"; metrics median_ape_pct (compared with the random
+    walk's), coverage80_pct and coverage95_pct (compared with 80 and 95).
+    """
+    walk = summary.filter(pl.col("candidate") == "random_walk").select(
+        "segment", "band", walk=pl.col("median_ape")
+    )
+    rows = summary.join(walk, on=["segment", "band"], how="left")
+    chosen_note = (
+        pl.when(pl.col("candidate") == chosen).then(pl.lit("; chosen")).otherwise(pl.lit(""))
+    )
+    base = dict(
+        run_date=pl.lit(run_date),
+        check_name=pl.lit(HOLDOUT_CHECK),
+        subject=pl.concat_str(["candidate", "segment", "band"], separator=", "),
+        value_low=pl.lit(None, dtype=pl.Float64),
+        value_high=pl.lit(None, dtype=pl.Float64),
+        n=pl.col("n").cast(pl.Int32),
+    )
+    specs = (
+        ("median_ape_pct", "median_ape", pl.col("walk"),
+         "held-out GPU at as-of months every 6 months; {} series; vs the random walk"),
+        ("coverage80_pct", "coverage80", pl.lit(80.0), "{} series; nominal 80 %"),
+        ("coverage95_pct", "coverage95", pl.lit(95.0), "{} series; nominal 95 %"),
+    )  # fmt: skip
+    return pl.concat(
+        [
+            rows.select(
+                **base,
+                metric=pl.lit(metric),
+                value=pl.col(column),
+                reference_value=reference,
+                detail=pl.format(text, pl.col("series")) + chosen_note,
+            )
+            for metric, column, reference, text in specs
+        ]
+    ).sort("subject", "metric")
+
+
+def choose_nowcast(rolling: pl.DataFrame, holdout: pl.DataFrame) -> str:
+    """The candidate with the lowest held-out median error (all segments, from 2023).
+
+    `rolling` is backtest_summary's output, `holdout` segment_summary's; the rolling
+    origin's choice stands in when the held-out back-test has no such band.
+    """
+    band = holdout.filter(
+        (pl.col("segment") == ALL_SEGMENTS) & (pl.col("band") == AFTER_MINING_BAND)
+    ).sort("median_ape", "candidate")
+    return band["candidate"][0] if band.height else choose_candidate(rolling)
+
+
+def prices_today(
+    daily: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    as_of: dt.date,
+    candidate: str | None = None,
+) -> pl.DataFrame:
+    """current_prices from a frame of daily prices (for tests, benchmarks and ad hoc use).
+
+    `candidate` defaults to the one the back-tests of these histories choose
+    (choose_nowcast), as the pipeline does.
+    """
+    upto = daily.filter(pl.col("day") <= as_of)
+    monthly = monthly_series(upto)
+    if candidate is None:
+        max_age = params.price_max_age_days / 365.25
+        rolling = backtest_summary(backtest(monthly, gpus, max_age))
+        holdout = segment_summary(holdout_backtest(monthly, gpus, max_age))
+        candidate = choose_nowcast(rolling, holdout)
+    return current_prices(latest_daily(upto, as_of), monthly, gpus, params, as_of, candidate)
