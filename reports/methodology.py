@@ -227,7 +227,7 @@ def _validation_block(data: MethodologyData) -> list[str]:
 
 def _nowcast_block(data: MethodologyData) -> list[str]:
     return _block(
-        "Prices of today: the nowcast back-test",
+        "Prices at the as-of date: the nowcast back-test",
         markdown_table(
             _formatted(nowcast_backtest_table(data.validation)),
             {
@@ -244,7 +244,7 @@ def _nowcast_block(data: MethodologyData) -> list[str]:
         "hidden, the drift and volatility are refitted on what came before and each series' "
         "last price is carried to its later monthly prices. Median absolute error of the "
         "carried price, and the share of later prices inside the 80 % and 95 % intervals; "
-        "the candidate marked *chosen* prices today's stale GPUs.",
+        "the candidate marked *chosen* prices the run's stale GPUs.",
     )
 
 
