@@ -180,7 +180,11 @@ def first_screen(ds: Dataset) -> tuple[str, list[str]]:
     if oldest is None:
         return lead, [stale + ".", "No verdict has a pick: no input is behind the answer."]
     behind = state.answer.filter(pl.col("stale")).height
-    stale += f"; {behind} of the {state.answer.height} behind the answer are."
+    stale += (
+        f"; so are {behind} of the {state.answer.height} behind the answer."
+        if behind
+        else f"; all {state.answer.height} behind the answer are fresh."
+    )
     text = (
         f"The oldest input behind the answer is {oldest['label']} from {oldest['day']} "
         f"({_days(oldest['age_days'])} before the as-of date)"
