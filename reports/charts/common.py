@@ -33,9 +33,10 @@ FIGURES = [
         "Relative performance per $1,000 of total cost of ownership (GPU + host + "
         "electricity), the best 20 GPU × market pairs per workload, each workload on its "
         "own axis. Colour: price basis (new, used); faded: performance estimated from specs; "
-        "line: 95 % interval. Each label gives the price and how many days old its last "
-        "observation is; ~ marks a nowcast price. GPUs whose value is not validated (see "
-        "the methodology's headline eligibility) are left out, as in every pick.",
+        "line: 95 % interval. Each label gives the price and how many days before the "
+        "as-of date it was last observed; ~ marks a nowcast price. GPUs whose value is not "
+        "validated (see the methodology's headline eligibility) are left out, as in every "
+        "pick.",
     ),
     Figure(
         "relative_performance",

@@ -90,7 +90,7 @@ def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart
             alt.Tooltip("price_usd:Q", format="$,.0f"),
             alt.Tooltip("price_low:Q", format="$,.0f"),
             alt.Tooltip("price_high:Q", format="$,.0f"),
-            alt.Tooltip("age_days:Q", title="days since last observation"),
+            alt.Tooltip("age_days:Q", title="days observed before the as-of date"),
         ],
     )
     return alt.layer(line, band, point).properties(width=width, height=height)
