@@ -3,7 +3,7 @@
 A GPU last seen on sale in March does not cost in September what it cost in March, and
 what it costs instead is best read from the GPUs of its market that were seen since: if
 the comparable cards' prices rose 20 %, so (give or take) did this one. The index measures
-that move (docs/methodology.md, "Prices of today: the market index").
+that move (docs/methodology.md, "Prices at the as-of date: the market index").
 
 Market groups (`market_group_expr`): consumer (GeForce, Radeon RX, Arc and the TITANs,
 sold at retail street prices), workstation (Quadro, RTX A/Ada/PRO, Radeon PRO) and data

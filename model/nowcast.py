@@ -3,7 +3,7 @@
 A price is a fact of its day. A GPU last seen on sale 10 months ago does not cost today
 what it cost then (Keepa shows the RTX 4090's Amazon price up 54 % from 2023-10 to
 2025-08), and averaging it with another market's price of another date is meaningless.
-So, per GPU x market and run date (docs/methodology.md, "Prices of today"):
+So, per GPU x market and run date (docs/methodology.md, "Prices at the as-of date: the market index"):
 
 - last observed within `price_freshness_days`: that robust daily price (`observed`);
 - older, up to `price_max_age_days`: carried to the run date by a log-price random walk

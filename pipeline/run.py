@@ -154,7 +154,7 @@ def summary(settings: GpuvalueSettings) -> str:
         f"  warehouse:  {Path(settings.published_dir) / 'gpuvalue.duckdb'} (read-only copy), "
         f"Parquet in {Path(settings.published_dir) / 'parquet'}",
         "",
-        "Inputs (as of, age in days):",
+        f"Inputs (as of, age in days before the run date {run_date}):",
     ]
     for row in data.freshness.iter_rows(named=True):
         lines.append(

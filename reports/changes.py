@@ -2,8 +2,8 @@
 
 A published version is immutable, and each one carries its tables under `data/`, so the
 comparison reads the previous version's own files: what readers saw, not what the
-warehouse holds today. Compared: verdicts (by budget and memory), ranks of 1-GPU systems,
-today's prices beyond their noise, GPUs newly priced or in the catalog, and inputs that
+warehouse holds now. Compared: verdicts (by budget and memory), ranks of 1-GPU systems,
+the run's prices beyond their noise, GPUs newly priced or in the catalog, and inputs that
 went stale or failed.
 """
 
@@ -155,7 +155,7 @@ def _log_sd() -> pl.Expr:
 
 
 def price_changes(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
-    """Today's new and used prices that moved beyond their noise (see PRICE_MOVE_MIN)."""
+    """The run's new and used prices that moved beyond their noise (see PRICE_MOVE_MIN)."""
     cols = ["gpu_id", "market", "price_usd", "price_low", "price_high", "price_method"]
     if not (_has(before, *cols) and _has(after, *cols)):
         return pl.DataFrame()

@@ -66,14 +66,13 @@ def prepare_dataset(
     con: duckdb.DuckDBPyConnection,
     run_date: dt.date,
     site_dir: Path | None = None,
-    today: dt.date | None = None,
 ) -> Dataset:
     """Read and prepare one version's dataset (see the module docstring).
 
     `site_dir`, when given, is searched for the previous published version to compare
     with; it is only read.
     """
-    data = load_report_data(con, run_date, today)
+    data = load_report_data(con, run_date)
     offers = read_latest_offers(con, run_date)
 
     def for_run(table: str, order: str) -> pl.DataFrame:

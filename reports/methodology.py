@@ -231,7 +231,7 @@ def _validation_block(data: MethodologyData) -> list[str]:
 
 def _nowcast_block(data: MethodologyData) -> list[str]:
     return _block(
-        "Prices of today: the nowcast back-test",
+        "Prices at the as-of date: the nowcast back-test",
         markdown_table(
             _formatted(nowcast_backtest_table(data.validation)),
             {
@@ -249,7 +249,7 @@ def _nowcast_block(data: MethodologyData) -> list[str]:
         "last price is carried to its later monthly prices. Median absolute error of the "
         "carried price, and the share of later prices inside the 80 % and 95 % intervals. "
         "Nothing after the cut-off is seen, so the market index can only extrapolate (a "
-        "random walk) here; the candidate marked *chosen* prices today's stale GPUs and is "
+        "random walk) here; the candidate marked *chosen* prices the run's stale GPUs and is "
         "chosen on the held-out-GPU back-test below.",
     )
 
@@ -386,7 +386,7 @@ def _independent_block(data: MethodologyData) -> list[str]:
 
 def _holdout_block(data: MethodologyData) -> list[str]:
     return _block(
-        "Prices of today: the market index per market group (held-out GPU)",
+        "Prices at the as-of date: the market index per market group (held-out GPU)",
         markdown_table(_formatted(holdout_table(data.validation)), HOLDOUT_COLUMNS),
         HOLDOUT_NOTE,
     )

@@ -105,6 +105,7 @@ def render_report_markdown(ds: Dataset) -> str:
         version=ds.version,
         intro=content.intro(ds),
         sections=content.report_sections(ds),
+        **content.dates(ds),
     )
 
 
@@ -128,6 +129,7 @@ def render_front_page(ds: Dataset) -> str:
         root="",
         intro=content.intro(ds),
         short=content.short_answer(ds),
+        **content.dates(ds),
         lead=lead,
         sections=[
             content.verdict_section(ds),
@@ -300,7 +302,7 @@ def _rank_tables(gpu_id: str, ranking: Ranking) -> list[Table]:
                 for r in buy
             ],
             title="Buying: relative performance per $1,000 of total cost of ownership",
-            empty="No price today: not ranked for buying.",
+            empty="No price at the as-of date: not ranked for buying.",
         ),
         Table(
             ("workload", "price type", "best offer", "ref-GPU-hours per $ (95 % interval)", "rank"),
@@ -326,11 +328,11 @@ def _rank_tables(gpu_id: str, ranking: Ranking) -> list[Table]:
     ]
 
 
-def _price_table(rows: pl.DataFrame) -> Table:
+def _price_table(rows: pl.DataFrame, as_of: dt.date) -> Table:
     return Table(
         (
             "market",
-            "today",
+            "price",
             "95 % range",
             "method",
             "last observed",
@@ -353,8 +355,8 @@ def _price_table(rows: pl.DataFrame) -> Table:
             )
             for r in _records(rows)
         ],
-        title="Today's prices",
-        empty="No price today (never observed, or last observed over two years ago).",
+        title=f"Prices as of {as_of}",
+        empty=f"No price as of {as_of} (never observed, or last observed over two years before).",
     )
 
 
@@ -482,7 +484,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
                 "prices",
                 "Prices",
                 tables=[
-                    _price_table(prices.get(gpu_id, empty)),
+                    _price_table(prices.get(gpu_id, empty), ds.run_date),
                     _offer_table(offers.get(gpu_id, empty)),
                 ],
             ),
@@ -590,7 +592,7 @@ def export_tables(
 
     What a version holds of each table, bounded whatever the history's length:
     - model tables (keyed by `run_date`): this run's rows;
-    - `price_observations`: the listings behind today's observed prices (what the price
+    - `price_observations`: the listings behind the run's observed prices (what the price
       bootstrap reads);
     - other dated tables (by `day` or `observed_at`): the last DOWNLOAD_DAYS days up to the
       run date;
@@ -617,7 +619,7 @@ def export_tables(
             scope = "this run"
         elif table == "price_observations":
             frame = read_price_observations(con, run_date)
-            scope = "the listings behind today's observed prices"
+            scope = "the listings behind the run's observed prices"
         elif column is not None:
             frame = con.sql(
                 f'SELECT * FROM "{name}" WHERE CAST("{column}" AS DATE) BETWEEN ? AND ?',
@@ -695,9 +697,9 @@ def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> d
                     "GPUs",
                     [
                         "Every catalog GPU has a page: specs with their sources, relative "
-                        "performance with its method and interval, price history, today's "
-                        "prices, cloud offers, the benchmark figures behind it and where it "
-                        "ranks."
+                        "performance with its method and interval, price history, the prices "
+                        "at the as-of date, cloud offers, the benchmark figures behind it and "
+                        "where it ranks."
                     ],
                     [_gpu_index_table(ds)],
                 )

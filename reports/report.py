@@ -22,8 +22,7 @@ REPORT_VERSION = "3"
 class ReportData:
     """Everything the report shows, for one run date."""
 
-    run_date: dt.date
-    today: dt.date
+    run_date: dt.date  # the as-of date: every age in the report counts back from it
     reference_gpu: str
     parameters: dict
     freshness: pl.DataFrame
@@ -46,6 +45,8 @@ class ReportData:
 
 
 # Each input with its newest date and its source's last attempt (NULL: never recorded).
+# Prices and offers count up to the run date only (`?`): a backfilled version does not see
+# later observations, as the model does not.
 FRESHNESS_SQL = """
 SELECT 'specs' AS input, source || coalesce(' ' || version, '') AS source, records AS rows,
        source_as_of AS as_of, CASE WHEN status = 'ok' THEN NULL ELSE status END AS attempt,
@@ -58,27 +59,31 @@ UNION ALL
 SELECT 'retail prices', p.source || ' (' || p.market || ')', count(*),
        max(CAST(p.observed_at AS DATE)), any_value(a.status), any_value(a.detail)
 FROM price_observations p LEFT JOIN source_status a ON a.source = p.source AND a.kind = 'retail'
+WHERE CAST(p.observed_at AS DATE) <= $run_date
 GROUP BY p.source, p.market
 UNION ALL
 SELECT 'cloud prices', o.provider, count(*), max(CAST(o.observed_at AS DATE)),
        any_value(a.status), any_value(a.detail)
 FROM cloud_offers o LEFT JOIN source_status a ON a.source = o.provider AND a.kind = 'cloud'
+WHERE CAST(o.observed_at AS DATE) <= $run_date
 GROUP BY o.provider
 ORDER BY input, source
 """
 
 
 def freshness_status(rows: pl.DataFrame, stale_after_days: dict[str, int]) -> pl.DataFrame:
-    """`status` ok | stale | failed and a `detail` per input (needs `age_days`, `attempt`).
+    """`status` ok | stale | failed, `window_days` and a `detail` per input.
 
-    failed: the source's last attempt failed or was skipped (its last good rows are kept
-    and used, and the detail says so); stale: older than its kind's threshold
-    (`stale_after_days`); ok otherwise. An input is never `ok` past its threshold.
+    Needs `age_days` (days before the run's as-of date) and `attempt`. failed: the source's
+    last attempt failed or was skipped (its last good rows are kept and used, and the detail
+    says so); stale: older than its kind's freshness window (`stale_after_days`, shown as
+    `window_days`); ok otherwise. An input is never `ok` past its window.
     """
     limit = pl.col("input").replace_strict(stale_after_days, default=None, return_dtype=pl.Int64)
     failed = pl.col("attempt").is_in(["failed", "skipped", "rejected", "error"])
     stale = limit.is_not_null() & (pl.col("age_days") > limit)
     return rows.with_columns(
+        window_days=limit,
         status=pl.when(failed)
         .then(pl.lit("failed"))
         .when(stale)
@@ -99,15 +104,23 @@ def freshness_status(rows: pl.DataFrame, stale_after_days: dict[str, int]) -> pl
     ).drop("attempt")
 
 
-def load_report_data(
-    con: duckdb.DuckDBPyConnection, run_date: dt.date, today: dt.date | None = None
-) -> ReportData:
+def input_ages(inputs: pl.DataFrame, run_date: dt.date) -> pl.DataFrame:
+    """`age_days`: days from each input's `as_of` to the run's as-of date (one clock).
+
+    The verdicts and today's prices count their ages from the run date too, so the site
+    never mixes two clocks; the build date is never used to age an input. An input dated
+    after the run date (a spec sheet edited later) has age 0.
+    """
+    return inputs.with_columns(
+        age_days=(pl.lit(run_date) - pl.col("as_of")).dt.total_days().clip(lower_bound=0)
+    )
+
+
+def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> ReportData:
     """Read the run's model tables and the inputs' freshness from the warehouse.
 
-    Input ages are counted to `today` (the build date, UTC): what a reader needs to know
-    is how old a figure is now, not relative to the run's as-of date.
+    Every age counts back from `run_date`, the run's as-of date (`input_ages`).
     """
-    today = today or dt.datetime.now(dt.UTC).date()
     run = con.sql(
         "SELECT reference_gpu, parameters FROM model_runs WHERE run_date = ?", params=[run_date]
     ).fetchall()
@@ -119,9 +132,7 @@ def load_report_data(
         return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
 
     freshness = freshness_status(
-        con.sql(FRESHNESS_SQL)
-        .pl()
-        .with_columns(age_days=(pl.lit(today) - pl.col("as_of")).dt.total_days()),
+        input_ages(con.sql(FRESHNESS_SQL, params={"run_date": run_date}).pl(), run_date),
         json.loads(parameters).get("stale_after_days", {}),
     )
     price_counts = con.sql(
@@ -149,7 +160,6 @@ def load_report_data(
     ).pl()
     return ReportData(
         run_date=run_date,
-        today=today,
         reference_gpu=reference_gpu,
         parameters=json.loads(parameters),
         freshness=freshness,

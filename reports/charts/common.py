@@ -33,9 +33,10 @@ FIGURES = [
         "Relative performance per $1,000 of total cost of ownership (GPU + host + "
         "electricity), the best 20 GPU × market pairs per workload, each workload on its "
         "own axis. Colour: price basis (new, used); faded: performance estimated from specs; "
-        "line: 95 % interval. Each label gives the price and how many days old its last "
-        "observation is; ~ marks a nowcast price. GPUs whose value is not validated (see "
-        "the methodology's headline eligibility) are left out, as in every pick.",
+        "line: 95 % interval. Each label gives the price and how many days before the "
+        "as-of date it was last observed; ~ marks a nowcast price. GPUs whose value is not "
+        "validated (see the methodology's headline eligibility) are left out, as in every "
+        "pick.",
     ),
     Figure(
         "relative_performance",
@@ -55,8 +56,8 @@ FIGURES = [
         "price_history",
         "Price history of popular GPUs",
         "Weekly median price, new and used, from the cited price history; the point at the "
-        "right edge is today's price (triangle: nowcast from an older observation) with its "
-        "interval.",
+        "right edge is the price at the as-of date (triangle: nowcast from an older "
+        "observation) with its interval.",
     ),
     Figure(
         "cloud_prices",
@@ -76,7 +77,7 @@ FIGURES = [
         "LLM inference: tokens per second against system cost",
         "Batch-1 generation speed (llama.cpp class, 8,192 tokens of context, 4-bit weights) "
         "of the smallest system of each GPU that holds the model, against the system's total "
-        "cost of ownership (GPUs at today's price, host, electricity; log axis), at its "
+        "cost of ownership (GPUs at the as-of date's price, host, electricity; log axis), at its "
         "cheaper market. Faded: speed modelled from bandwidth; solid: the GPU also has "
         "measured rows. Line: 95 % interval of the speed.",
     ),

@@ -30,7 +30,7 @@ def weekly_prices(history: pl.DataFrame, every: str = "1w") -> pl.DataFrame:
 def price_history_data(
     history: pl.DataFrame, current: pl.DataFrame, gpu_ids: list[str], run_date: dt.date
 ) -> pl.DataFrame:
-    """History lines and today's prices (kind = history | today) for `gpu_ids`."""
+    """History lines and the prices at the as-of date (kind = history | as_of) for `gpu_ids`."""
     chosen = history.filter(pl.col("gpu_id").is_in(gpu_ids))
     # The finest step that keeps the chart under MAX_CHART_ROWS, so its size does not grow
     # with the length of the history.
@@ -45,20 +45,20 @@ def price_history_data(
         price_usd="price_usd",
         kind=pl.lit("history"),
     )
-    today = current.filter(
+    latest = current.filter(
         pl.col("gpu_id").is_in(gpu_ids) & pl.col("market").is_in(["new", "used"])
     ).select(
         "gpu_id",
         "market",
         day=pl.lit(run_date),
         price_usd="price_usd",
-        kind=pl.lit("today"),
+        kind=pl.lit("as_of"),
         price_low="price_low",
         price_high="price_high",
         price_method="price_method",
         age_days="age_days",
     )
-    return pl.concat([lines, today], how="diagonal_relaxed")
+    return pl.concat([lines, latest], how="diagonal_relaxed")
 
 
 def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart:
@@ -71,18 +71,18 @@ def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart
         .mark_line(strokeWidth=1.5, interpolate="monotone")
         .encode(x=x, y=y, color=color)
     )
-    today = base.transform_filter(alt.datum.kind == "today")
-    band = today.mark_rule(strokeWidth=3, opacity=0.5).encode(
+    latest = base.transform_filter(alt.datum.kind == "as_of")
+    band = latest.mark_rule(strokeWidth=3, opacity=0.5).encode(
         x=x, y="price_low:Q", y2="price_high:Q", color=color
     )
-    point = today.mark_point(filled=True, size=60).encode(
+    point = latest.mark_point(filled=True, size=60).encode(
         x=x,
         y=y,
         color=color,
         shape=alt.Shape(
             "price_method:N",
             scale=alt.Scale(domain=["observed", "nowcast"], range=["circle", "triangle-up"]),
-            title="today's price",
+            title="price at as-of date",
         ),
         tooltip=[
             alt.Tooltip("market:N"),
@@ -90,7 +90,7 @@ def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart
             alt.Tooltip("price_usd:Q", format="$,.0f"),
             alt.Tooltip("price_low:Q", format="$,.0f"),
             alt.Tooltip("price_high:Q", format="$,.0f"),
-            alt.Tooltip("age_days:Q", title="days since last observation"),
+            alt.Tooltip("age_days:Q", title="days observed before the as-of date"),
         ],
     )
     return alt.layer(line, band, point).properties(width=width, height=height)
@@ -103,7 +103,7 @@ def price_history_chart(
     run_date: dt.date,
     narrow: bool = False,
 ) -> alt.TopLevelMixin:
-    """Small multiples of price history (new, used) with today's price and its band."""
+    """Small multiples of price history (new, used) with the as-of date's price and its band."""
     data = price_history_data(history, current, gpu_ids, run_date)
     width, columns = (290, 1) if narrow else (270, 3)
     chart = (
@@ -112,7 +112,9 @@ def price_history_chart(
         .resolve_scale(y="independent")
     )
     return meta(
-        chart.properties(title=wrap_title("Price history: weekly median and today", narrow)),
+        chart.properties(
+            title=wrap_title("Price history: weekly median and price at the as-of date", narrow)
+        ),
         "price_history",
     )
 

@@ -6,12 +6,13 @@ the report and the site cannot disagree. Cells hold plain text: the HTML templat
 it (autoescape), the Markdown template keeps pipes and newlines from breaking tables.
 
 One module per page or part of one: `blocks` (cells, tables, sections, number formats),
-`verdicts`, `changes`, `llm` (front page and GPU pages), `performance` (a GPU
-page's two relative-performance values), `tables` (the "all tables" page)
-and `front` (the front page's other sections and the report's order). This package
-re-exports their public names.
+`asof` (the as-of date, the answer's inputs and their ages), `verdicts`, `changes`, `llm`
+(front page and GPU pages), `performance` (a GPU page's two relative-performance values),
+`tables` (the "all tables" page) and `front` (the front page's other sections and the
+report's order). This package re-exports their public names.
 """
 
+from reports.content.asof import answer_inputs, as_of, first_screen
 from reports.content.blocks import (
     Cell,
     Figure,
@@ -27,6 +28,7 @@ from reports.content.blocks import (
 from reports.content.changes import changes_section
 from reports.content.front import (
     charts_section,
+    dates,
     freshness_section,
     headline_section,
     intro,
@@ -57,10 +59,14 @@ __all__ = [
     "Figure",
     "Section",
     "Table",
+    "answer_inputs",
+    "as_of",
     "changes_section",
     "charts_section",
+    "dates",
     "cloud_section",
     "detail_sections",
+    "first_screen",
     "frame_table",
     "freshness_section",
     "gpu_href",

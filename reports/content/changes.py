@@ -33,7 +33,7 @@ def _verdicts_table(verdicts: pl.DataFrame) -> Table:
     )
     return frame_table(
         rows,
-        {"what": "verdict", "before": "before", "after": "now"},
+        {"what": "verdict", "before": "before", "after": "after"},
         title="Verdicts that changed",
     )
 
@@ -56,7 +56,7 @@ def _ranks_table(ranks: pl.DataFrame) -> Table:
             "market": "market",
             "gpu_id": "GPU",
             "before": "rank before",
-            "now": "rank now",
+            "now": "rank after",
             "moved": "move",
         },
         title=(
@@ -80,7 +80,7 @@ def _prices_table(prices: pl.DataFrame) -> Table:
             "gpu_id": "GPU",
             "market": "market",
             "before": "before",
-            "now": "now",
+            "now": "after",
             "change": "change",
             "noise": "noise",
             "method": "price method",
@@ -100,7 +100,7 @@ def _stale_table(stale: pl.DataFrame) -> Table:
             "input": "input",
             "source": "source",
             "status_before": "was",
-            "status": "now",
+            "status": "after",
             "detail": "why",
         },
         title="Inputs that went stale or failed",
@@ -137,5 +137,8 @@ def changes_section(ds: Dataset) -> Section:
     if changes.empty:
         section.paragraphs.append("Nothing changed beyond the noise.")
         return section
+    section.paragraphs.append(
+        f"*Before*: version {changes.previous_version}; *after*: this version, {ds.version}."
+    )
     section.tables.extend(_change_tables(changes))
     return section

@@ -6,6 +6,7 @@ The Markdown report is the front page's sections followed by the "all tables" pa
 import polars as pl
 
 from reports.charts import FIGURES, WORKLOAD_TITLES
+from reports.content.asof import as_of, first_screen
 from reports.content.blocks import Section, Table, frame_table, interval, money_expr
 from reports.content.changes import changes_section
 from reports.content.llm import llm_section
@@ -121,12 +122,20 @@ def _set_aside_notes(ds: Dataset) -> list[str]:
 def freshness_section(ds: Dataset) -> Section:
     """How old each input is, with its status (ok, stale, failed) and why."""
     data = ds.data
+    later = data.freshness.filter(pl.col("as_of") > data.run_date).height
     return Section(
         "freshness",
         "How old each input is",
         [
-            f"Ages in days on {data.today} (the build date). The newest input dates this "
-            f"run: {data.run_date}."
+            f"Ages in days before the as-of date, {data.run_date} (the newest price or offer "
+            "of the snapshot), as everywhere on this site; the day the site was built plays "
+            "no part. An input is stale past its kind's freshness window."
+            + (
+                f" {later} input(s) dated after the as-of date (a spec sheet edited since) "
+                "count as age 0."
+                if later
+                else ""
+            )
         ],
         [
             frame_table(
@@ -137,12 +146,22 @@ def freshness_section(ds: Dataset) -> Section:
                     "rows": "rows",
                     "as_of": "as of",
                     "age_days": "age (days)",
+                    "window_days": "window (days)",
                     "status": "status",
                     "detail": "why",
                 },
             )
         ],
     )
+
+
+def dates(ds: Dataset) -> dict:
+    """The first screen's as-of statement and the word for 'now' (reports/content/asof.py).
+
+    `when` is "today" only when every input behind the answer is fresh, else "as of <date>".
+    """
+    lead, points = first_screen(ds)
+    return {"asof_lead": lead, "asof_points": points, "when": as_of(ds).when()}
 
 
 def charts_section() -> Section:

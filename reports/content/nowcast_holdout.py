@@ -11,13 +11,13 @@ from model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS
 from model.nowcast_backtest import ALL_SEGMENTS, HOLDOUT_CHECK
 
 HOLDOUT_NOTE = (
-    'A stale GPU in a market that kept trading (methodology, "Prices of today: the market '
+    'A stale GPU in a market that kept trading (methodology, "Prices at the as-of date: the market '
     'index"): at as-of months every 6 months each GPU x market priced that month is held '
     "out; each of its prices in the 24 months before is carried to it, by the market index "
     "refitted on every *other* GPU's prices up to the as-of month, and by the drift "
     "candidates fitted on what was known at the origin. Median absolute error of the "
     "carried price; share of the held-out prices inside the index's 80 % and 95 % "
-    "intervals. *chosen* is the candidate today's nowcasts use (lowest error over all "
+    "intervals. *chosen* is the candidate the run's nowcasts use (lowest error over all "
     "segments, as-of months from 2023)."
 )
 

@@ -94,7 +94,7 @@ def relative_section(ds: Dataset) -> Section:
 
 
 def unpriced_section(ds: Dataset) -> Section:
-    """GPUs without a price today, and why."""
+    """GPUs without a price at the as-of date, and why."""
     data, params = ds.data, ds.data.parameters
     unpriced = sorted(set(data.gpus["gpu_id"]) - set(data.perf["gpu_id"]))
     max_age = params.get("price_max_age_days", 730)
@@ -105,7 +105,7 @@ def unpriced_section(ds: Dataset) -> Section:
             f"Prices observed in the last {params.get('price_freshness_days', 180)} days are "
             f"used as observed; older ones are nowcast to {data.run_date} with their "
             "segment's drift (`price_method = nowcast`, wider intervals); a GPU last seen on "
-            f"sale over {max_age} days ago, or never, has no price today:",
+            f"sale over {max_age} days before it, or never, has no price as of {data.run_date}:",
             ", ".join(unpriced) if unpriced else "Every catalog GPU has a price.",
         ],
     )

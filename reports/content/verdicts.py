@@ -40,7 +40,7 @@ def verdict_cell(row: dict) -> Cell:
             + (
                 f"nowcast from a price {row['age_days']} d old"
                 if row["price_method"] == "nowcast"
-                else f"observed {row['age_days']} d ago"
+                else f"observed, {row['age_days']} d old"
             )
             + f"; total {money(row['total_cost_usd'])}"
         )

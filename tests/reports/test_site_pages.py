@@ -278,7 +278,7 @@ def test_a_page_per_priced_gpu_with_its_price_history(built, browser, con, run_d
         text = page.locator("main").inner_text()
         for heading in ("Where it ranks", "Performance", "Prices", "Specs", "Benchmarks"):
             assert page.locator("h2", has_text=heading).count() >= 1, (gpu, heading)
-        assert "Today's prices" in text and "Cloud offers" in text
+        assert f"Prices as of {run_date}" in text and "Cloud offers" in text
         # The benchmarks that fed it link to their citations (GitHub, at the commit).
         links = page.locator("#benchmarks a").evaluate_all("as => as.map(a => a.href)")
         assert links and all(u.startswith("https://github.com/") for u in links)
@@ -377,7 +377,7 @@ def test_scraped_strings_are_escaped_on_the_new_pages(dataset):
     fresh = render_report_markdown(bad).split("## How old each input is")[1].split("\n## ")[0]
     rows = [line for line in fresh.splitlines() if line.startswith("| ")]
     assert len(rows) == dataset.data.freshness.height + 1
-    assert all(line.count(" | ") == 6 for line in rows)
+    assert all(line.count(" | ") == 7 for line in rows)
 
 
 def test_link_and_path_guards():
