@@ -216,6 +216,8 @@ def cloud_vs_buy(
             "break_even_utilization",
             "own_period_cost_usd",
             "rent_period_cost_usd",
+            pl.col("_value").alias("used_value_usd"),
+            pl.col("_b").alias("resale_depreciation"),
         )
         .sort("gpu_id", "provider", "price_type", "utilization")
     )

@@ -17,3 +17,7 @@ ALTER TABLE cloud_vs_buy ADD COLUMN break_even_note VARCHAR;
 ALTER TABLE cloud_vs_buy ADD COLUMN break_even_utilization DOUBLE;
 ALTER TABLE cloud_vs_buy ADD COLUMN own_period_cost_usd DOUBLE;
 ALTER TABLE cloud_vs_buy ADD COLUMN rent_period_cost_usd DOUBLE;
+-- What the resale after d days is computed from (resale.break_even_day): the GPU's value on
+-- the used market today (before fees) and its log depreciation per year; 0 where none.
+ALTER TABLE cloud_vs_buy ADD COLUMN used_value_usd DOUBLE;
+ALTER TABLE cloud_vs_buy ADD COLUMN resale_depreciation DOUBLE;
