@@ -23,8 +23,10 @@ sells for at the end. That resale value is estimated from the project's used-pri
    more than what was paid; a GPU with no used price today starts from its price times the
    typical used/new step of the same GPU in the same month (`used_new_step`).
 3. Interval: 95 % from the fit's residual spread (one GPU's deviation from its segment's
-   curve) and the slope's uncertainty over `years` (clustered by GPU: the monthly points
-   of one GPU are not independent draws).
+   curve), the slope's uncertainty over `years` (clustered by GPU: the monthly points of
+   one GPU are not independent draws) and the market's own moves over `years` (the month
+   effects as a random walk: the 2021 boom, the 2022 bust and the 2023-26 rise are the
+   largest uncertainty of a price five years out; `_market_vol`).
 4. Selling costs: eBay's final value fee for most categories, 13.25 % of the sale up to
    $7,500 and 2.35 % of the part above, plus $0.40 per order (eBay 2023 Winter Seller
    Update, fees from 2023-02-15, https://export.ebay.com/en/seller-updates/releases-archive/
@@ -68,6 +70,7 @@ FIT_SCHEMA = {
     "depreciation": pl.Float64,
     "depreciation_se": pl.Float64,
     "residual_sd": pl.Float64,
+    "market_vol": pl.Float64,
     "n_points": pl.Int64,
     "n_gpus": pl.Int64,
     "n_months": pl.Int64,
@@ -80,6 +83,7 @@ BASIS_SCHEMA = {
     "resale_depreciation": pl.Float64,
     "resale_depreciation_se": pl.Float64,
     "resale_residual_sd": pl.Float64,
+    "resale_market_vol": pl.Float64,
     "resale_segment": pl.Utf8,
     "resale_level": pl.Utf8,
 }
@@ -139,8 +143,37 @@ def retention_points(monthly: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _within_month_fit(points: pl.DataFrame) -> tuple[float, float, float, int, int, int] | None:
-    """Slope of y on age within months, its GPU-clustered SE, residual SD, counts.
+# A month's market level (its fixed effect) is taken from months with at least this many
+# GPUs; with two, one GPU's quirk moves the level as much as the market does.
+MIN_GPUS_FOR_LEVEL = 5
+
+
+def _market_vol(used: pl.DataFrame, slope: float) -> float:
+    """Volatility per sqrt-year of the market level (the month effect), 0 if unknown.
+
+    The month effect is mean(y - slope * age) over the month's GPUs; its changes between
+    consecutive well-covered months, over the square root of their gap, give a random
+    walk's volatility (RMS, as nowcast's: the boom and bust are jumps that count).
+    """
+    levels = (
+        used.filter(pl.col("_k") >= MIN_GPUS_FOR_LEVEL)
+        .group_by("month")
+        .agg(level=(pl.col("y") - slope * pl.col("age")).mean())
+        .sort("month")
+        .with_columns(t=years_since_epoch(pl.col("month")))
+        .with_columns(d=pl.col("level").diff(), dt=pl.col("t").diff())
+        .filter(pl.col("dt") > 0)
+    )
+    if levels.is_empty():
+        return 0.0
+    z = levels["d"].to_numpy() / np.sqrt(levels["dt"].to_numpy())
+    return float(np.sqrt(np.mean(z**2)))
+
+
+def _within_month_fit(
+    points: pl.DataFrame,
+) -> tuple[float, float, float, float, int, int, int] | None:
+    """Slope of y on age within months: SE (by GPU), residual SD, market volatility, counts.
 
     Demeaning y and age within each month is least squares with a month fixed effect;
     months with one GPU drop out (their point only says where that month's market was).
@@ -162,7 +195,7 @@ def _within_month_fit(points: pl.DataFrame) -> tuple[float, float, float, int, i
     # score, over sxx^2. The naive SE treats ~40 monthly points of one GPU as 40 GPUs.
     scores = used.group_by("gpu_id").agg((pl.col("_ad") * pl.col("_r")).sum().alias("s"))
     se = float(np.sqrt(float((scores["s"] ** 2).sum()))) / sxx
-    return slope, se, residual_sd, used.height, n_gpus, n_months
+    return slope, se, residual_sd, _market_vol(used, slope), used.height, n_gpus, n_months
 
 
 TREND_SCHEMA = {"segment": pl.Utf8, "trend": pl.Float64, "trend_se": pl.Float64,
@@ -308,6 +341,7 @@ def resale_basis(
             resale_depreciation="depreciation",
             resale_depreciation_se="depreciation_se",
             resale_residual_sd="residual_sd",
+            resale_market_vol="market_vol",
             resale_segment="segment",
             resale_level="level",
         )
@@ -336,7 +370,9 @@ def resale_exprs(price: pl.Expr, years: float) -> dict[str, pl.Expr]:
     """
     value = price * pl.col("resale_anchor_ratio")
     log_sd = (
-        pl.col("resale_residual_sd") ** 2 + (years * pl.col("resale_depreciation_se")) ** 2
+        pl.col("resale_residual_sd") ** 2
+        + (years * pl.col("resale_depreciation_se")) ** 2
+        + pl.col("resale_market_vol") ** 2 * years
     ).sqrt()
     centre = pl.col("resale_depreciation") * years
     return {

@@ -114,8 +114,9 @@ def test_retention_fit_with_noise_is_close_and_its_interval_holds_the_truth():
     truth = net_of_fees(1000.0 * np.exp(TRUE_B * years))
     assert row["resale_low_usd"] < truth < row["resale_high_usd"]
     assert row["resale_low_usd"] < row["resale_usd"] < row["resale_high_usd"]
-    # The interval widens with the residual spread: a noiseless market gives a point.
-    exact = fit_retention(retention_points(used_history(gpus), gpus))
+    # The interval comes from the residual spread and the market's moves: a noiseless,
+    # flat market gives a point; a moving market (30 %/year) widens it.
+    exact = fit_retention(retention_points(used_history(gpus, boom=False), gpus))
     tight = (
         resale_basis(prices, gpus, exact, None)
         .join(prices, on=["gpu_id", "market"])
@@ -124,6 +125,8 @@ def test_retention_fit_with_noise_is_close_and_its_interval_holds_the_truth():
     )
     assert tight["resale_high_usd"] - tight["resale_low_usd"] < 1e-6
     assert tight["resale_usd"] == pytest.approx(truth)
+    moving = fit_retention(retention_points(used_history(gpus), gpus))
+    assert moving["market_vol"][0] == pytest.approx(0.3 / 12 / np.sqrt(1 / 12), rel=0.05)
 
 
 def test_a_thin_segment_takes_the_pooled_fit_shifted_by_its_price_trend():
