@@ -1,4 +1,4 @@
-"""What an owned GPU sells for at the end of the ownership period (docs/methodology.md §10).
+"""What an owned GPU sells for at the end of the ownership period (docs/methodology.md §12).
 
 Owning a GPU for `years` costs its price, the host and the electricity, less what the GPU
 sells for at the end. That resale value is estimated from the project's used-price history
@@ -18,7 +18,7 @@ sells for at the end. That resale value is estimated from the project's used-pri
    `level` says which).
 2. Resale at the end = today's used price of the GPU x retention(age + years) /
    retention(age). The curve is log-linear, so the ratio is exp(b * years) whatever the
-   age today (the fit's residuals show no curvature over ages 0-5 years; methodology §10).
+   age today (the fit's residuals show no curvature over ages 0-5 years; methodology §12).
    A GPU bought new is sold used: its resale starts from its used price today, never from
    more than what was paid; a GPU with no used price today starts from its price times the
    typical used/new step of the same GPU in the same month (`used_new_step`).

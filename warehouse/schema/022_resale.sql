@@ -1,5 +1,5 @@
 -- 022: resale value and break-even within the ownership period (issue 23 step 6;
--- model/resale.py; docs/schema.md `perf_per_dollar`, `cloud_vs_buy`; methodology §10).
+-- model/resale.py; docs/schema.md `perf_per_dollar`, `cloud_vs_buy`; methodology §12).
 
 -- What one GPU sells for at the end of the ownership period (`years`), net of eBay's
 -- selling fee, with its 95 % interval; subtracted (times system_gpus) from total_cost_usd.
