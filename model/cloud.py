@@ -1,4 +1,4 @@
-"""Renting versus buying: break-even days (Dettmers B785-817)."""
+"""Renting versus buying: break-even days (Dettmers B785-817), net of resale."""
 
 import datetime as dt
 
@@ -11,6 +11,13 @@ from model.cost import (
     price_scope_expr,
 )
 from model.parameters import ModelParameters
+from model.resale import (
+    BASIS_SCHEMA,
+    DAYS_PER_YEAR,
+    break_even_day,
+    break_even_utilization,
+    resale_exprs,
+)
 
 
 def break_even_days(
@@ -77,12 +84,58 @@ def buy_prices(prices: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _break_even_columns(rows: pl.DataFrame, params: ModelParameters) -> pl.DataFrame:
+    """Break-even day, utilisation and the reason for 'never', net of resale.
+
+    Within the ownership period (`params.years`) only: a break-even later than that is
+    not one (the GPU is sold by then), so it is null with `break_even_note` saying why.
+    """
+    horizon = params.years * DAYS_PER_YEAR
+    rows = rows.with_columns(
+        _value=(pl.col("price_usd") * pl.col("resale_anchor_ratio")).fill_null(0.0),
+        _b=pl.col("resale_depreciation").fill_null(0.0),
+        resale_usd=resale_exprs(pl.col("price_usd"), params.years)["resale_usd"].fill_null(0.0),
+    )
+    days = break_even_day(
+        rows["buy_cost_usd"].to_numpy(),
+        rows["_value"].to_numpy(),
+        rows["_b"].to_numpy(),
+        rows["cloud_usd_per_day"].to_numpy(),
+        rows["own_usd_per_day"].to_numpy(),
+        horizon,
+    )
+    never = f"never within the {params.years:g}-year ownership period"
+    return rows.with_columns(
+        break_even_days=pl.Series(days, dtype=pl.Float64).fill_nan(None),
+    ).with_columns(
+        break_even_note=pl.when(pl.col("break_even_days").is_not_null())
+        .then(pl.lit(None, dtype=pl.Utf8))
+        .when(pl.col("cloud_usd_per_day") <= pl.col("own_usd_per_day"))
+        .then(pl.lit("renting is cheaper per hour than the electricity to run the GPU"))
+        .otherwise(pl.lit(never)),
+        break_even_utilization=pl.when(pl.col("billing") == "per_hour_used").then(
+            break_even_utilization(
+                pl.col("buy_cost_usd"),
+                pl.col("resale_usd"),
+                pl.col("usd_per_gpu_hour"),
+                pl.col("usd_per_hour_used"),
+                horizon,
+            )
+        ),
+        own_period_cost_usd=pl.col("buy_cost_usd")
+        - pl.col("resale_usd")
+        + pl.col("own_usd_per_day") * horizon,
+        rent_period_cost_usd=pl.col("cloud_usd_per_day") * horizon,
+    )
+
+
 def cloud_vs_buy(
     offers: pl.DataFrame,
     prices: pl.DataFrame,
     gpus: pl.DataFrame,
     params: ModelParameters,
     run_date: dt.date,
+    resale: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One row per GPU x provider x price type x utilisation.
 
@@ -92,12 +145,19 @@ def cloud_vs_buy(
     its share of the smallest server (`server_system_sizes`), i.e. its price plus
     host / n, or its whole-server price share alone (cost.price_scope_expr). The price is
     the mean of new and used where both exist, else whichever exists (`buy_market`).
+    Owning is net of the GPU's resale value (`resale`: resale.resale_basis; none without
+    it): break_even_days is the first day on which buying, running and then selling the
+    GPU costs what renting does (resale.break_even_day), reported only within the
+    ownership period (`params.years`), else null with `break_even_note`;
+    break_even_utilization is the utilisation at which renting for the whole period costs
+    what owning net of resale does (resale.break_even_utilization).
 
     Billing (`billing`): on-demand and spot cost price x 24 x utilisation a day and owning
     costs the electricity of the hours used, so the break-even moves with utilisation. A
     reservation (reserved_1y/3y) is billed 24 x 365 for its term whatever the use; it is
     compared with an owned GPU that is also available around the clock, so neither side
-    depends on utilisation and the break-even is the same at every utilisation.
+    depends on utilisation, the break-even is the same at every utilisation and there is
+    no break-even utilisation (null).
     """
     utilizations = pl.DataFrame({"utilization": list(params.cloud_utilizations)})
     server_n = min(params.server_system_sizes)
@@ -117,25 +177,24 @@ def cloud_vs_buy(
     whole_term = pl.col("billing") == "whole_term"
     hours_a_day = pl.when(whole_term).then(24.0).otherwise(24 * pl.col("utilization"))
     catalog = catalog_platforms(gpus).select("gpu_id", "tdp_w", "platform")
+    resale = pl.DataFrame(schema=BASIS_SCHEMA) if resale is None else resale
     rows = (
         cheapest_offers(offers)
         .join(buy_prices(prices), on="gpu_id")
         .join(catalog, on="gpu_id")
+        .join(resale.select(*BASIS_SCHEMA), on=["gpu_id", "market"], how="left")
         .join(utilizations, how="cross")
         .with_columns(billing=billing_expr(), price_scope=price_scope_expr())
         .with_columns(
             buy_cost_usd=pl.col("price_usd") + per_gpu_host,
             cloud_usd_per_day=pl.col("usd_per_gpu_hour") * hours_a_day,
             own_usd_per_day=usd_per_hour_used * hours_a_day,
+            usd_per_hour_used=usd_per_hour_used,
         )
     )
     return (
-        rows.with_columns(
-            break_even_days=pl.when(pl.col("cloud_usd_per_day") > pl.col("own_usd_per_day")).then(
-                pl.col("buy_cost_usd") / (pl.col("cloud_usd_per_day") - pl.col("own_usd_per_day"))
-            ),
-            run_date=pl.lit(run_date),
-        )
+        _break_even_columns(rows, params)
+        .with_columns(run_date=pl.lit(run_date))
         .select(
             "run_date",
             "gpu_id",
@@ -152,6 +211,13 @@ def cloud_vs_buy(
             "own_usd_per_day",
             "billing",
             "platform",
+            "resale_usd",
+            "break_even_note",
+            "break_even_utilization",
+            "own_period_cost_usd",
+            "rent_period_cost_usd",
+            pl.col("_value").alias("used_value_usd"),
+            pl.col("_b").alias("resale_depreciation"),
         )
         .sort("gpu_id", "provider", "price_type", "utilization")
     )

@@ -6,6 +6,7 @@ import polars as pl
 
 from model.fit import dettmers_efficiency_table, with_interconnect
 from model.parameters import ModelParameters
+from model.resale import BASIS_SCHEMA, resale_exprs
 
 HOURS_PER_YEAR = 24 * 365
 
@@ -119,21 +120,26 @@ def costed(
     params: ModelParameters,
     systems: pl.DataFrame | None = None,
     by: tuple[str, ...] = (),
+    resale: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Relative performance x prices x system sizes with total cost and perf per dollar.
 
     `by` names extra key columns shared by `relative`, `prices` and (if it has them)
     `systems`, e.g. ("replicate",) for bootstrap draws; without them, a point estimate.
     total cost = n * GPU price + host cost + years * electricity(n * TDP + host watts)
+                 - n * resale value of one GPU after `years` (net of selling fees)
     performance = n * relative performance * multi-GPU efficiency(n, GPU's interconnect)
     PCIe cards are costed in workstations of `system_sizes`; modules (SXM/OAM/superchip)
     only in servers of `server_system_sizes` with a server host; a module priced by a
     whole-server price share (`price_scope` 'server_share') already includes its host, so
     no host is added. The interconnect is the catalog's form factor proxy
     (fit.with_interconnect), as in the debiasing; `systems` defaults to
-    `systems_frame(params)` (Dettmers' e_n).
+    `systems_frame(params)` (Dettmers' e_n). `resale` is resale.resale_basis per GPU x
+    market (resale_usd and its interval scale with each row's price, so bootstrap price
+    draws move them); without it, or for a GPU it lacks, no resale is counted (null).
     """
     systems = systems_frame(params) if systems is None else systems
+    resale = pl.DataFrame(schema=BASIS_SCHEMA) if resale is None else resale
     system_keys = [k for k in by if k in systems.columns] + ["platform", "interconnect"]
     watts = pl.col("system_gpus") * pl.col("tdp_w") + params.host_watts
     catalog = catalog_platforms(gpus)
@@ -143,7 +149,12 @@ def costed(
         prices = prices.with_columns(price_method=pl.lit("observed"))
     wanted = [*by, "gpu_id", "market", "price_usd", "price_day", "sources", "price_method"]
     prices = prices.select([c for c in wanted if c in prices.columns])
-    joined = relative.join(prices, on=["gpu_id", *by]).join(catalog, on="gpu_id")
+    joined = (
+        relative.join(prices, on=["gpu_id", *by])
+        .join(catalog, on="gpu_id")
+        .join(resale.select(*BASIS_SCHEMA), on=["gpu_id", "market"], how="left")
+        .with_columns(**resale_exprs(pl.col("price_usd"), params.years))
+    )
     joined = joined.with_columns(price_scope=price_scope_expr()).join(
         systems, on=system_keys, nulls_equal=True
     )
@@ -157,7 +168,8 @@ def costed(
         .with_columns(
             total_cost_usd=pl.col("system_gpus") * pl.col("price_usd")
             + pl.col("host_cost_usd")
-            + params.years * pl.col("electricity_usd_per_year"),
+            + params.years * pl.col("electricity_usd_per_year")
+            - pl.col("system_gpus") * pl.col("resale_usd").fill_null(0.0),
         )
         .with_columns(
             perf_per_dollar=pl.col("system_gpus")
@@ -192,16 +204,18 @@ def perf_per_dollar(
     params: ModelParameters,
     run_date: dt.date,
     efficiencies: pl.DataFrame | None = None,
+    resale: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One row per GPU x workload x system size x market (point estimate).
 
-    `efficiencies` is the run's `fit.efficiency_table` (Dettmers' without it); see
-    `costed` for the formulas. GPUs without a price in a market get no row for it (the
-    report lists them). `rank` is 1 for the best perf per dollar of its workload, system
-    size and market.
+    `efficiencies` is the run's `fit.efficiency_table` (Dettmers' without it); `resale`
+    the run's resale.resale_basis (no resale without it); see `costed` for the formulas.
+    GPUs without a price in a market get no row for it (the report lists them). `rank` is
+    1 for the best perf per dollar (net of resale) of its workload, system size and market;
+    resale_usd (low/high: 95 %) is what one GPU sells for after `years`, net of fees.
     """
     return (
-        costed(relative, prices, gpus, params, systems_frame(params, efficiencies))
+        costed(relative, prices, gpus, params, systems_frame(params, efficiencies), resale=resale)
         .with_columns(rank=rank_expr(), run_date=pl.lit(run_date))
         .select(
             "run_date",
@@ -222,6 +236,9 @@ def perf_per_dollar(
             "rank",
             "platform",
             "price_scope",
+            "resale_usd",
+            "resale_low_usd",
+            "resale_high_usd",
         )
         .sort(
             "workload",

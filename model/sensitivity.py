@@ -28,17 +28,19 @@ def sensitivity(
     params: ModelParameters,
     run_date: dt.date,
     efficiencies: pl.DataFrame | None = None,
+    resale: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One row per parameter x value x GPU x workload x system size x market.
 
-    `efficiencies` is the run's `fit.efficiency_table`, as for the point estimate.
+    `efficiencies` is the run's `fit.efficiency_table` and `resale` its
+    resale.resale_basis, as for the point estimate (varying `years` moves the resale too).
 
     rank / perf_per_dollar: with the parameter at `value`; rank_at_default /
     perf_per_dollar_at_default: at the run's own settings; rank_change = rank -
     rank_at_default (negative = moves up).
     """
     keys = ["gpu_id", *RANK_KEYS]
-    base = perf_per_dollar(relative, prices, gpus, params, run_date, efficiencies).select(
+    base = perf_per_dollar(relative, prices, gpus, params, run_date, efficiencies, resale).select(
         *keys,
         perf_per_dollar_at_default="perf_per_dollar",
         rank_at_default="rank",
@@ -48,7 +50,9 @@ def sensitivity(
         for value in getattr(params, range_field):
             varied = dataclasses.replace(params, **{name: float(value)})
             frames.append(
-                perf_per_dollar(relative, prices, gpus, varied, run_date, efficiencies).select(
+                perf_per_dollar(
+                    relative, prices, gpus, varied, run_date, efficiencies, resale
+                ).select(
                     "run_date",
                     pl.lit(name).alias("parameter"),
                     pl.lit(float(value)).alias("value"),

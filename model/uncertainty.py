@@ -233,11 +233,13 @@ def perf_per_dollar_replicates(
     gpus: pl.DataFrame,
     params: ModelParameters,
     efficiencies: pl.DataFrame | None = None,
+    resale: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Bootstrap perf per dollar: replicate, gpu_id, workload, system_gpus, market, value.
 
-    Same GPUs, markets, formulas and efficiencies (`efficiencies`, the run's
-    `fit.efficiency_table`) as the point estimate (`cost.costed`).
+    Same GPUs, markets, formulas, efficiencies (`efficiencies`, the run's
+    `fit.efficiency_table`) and resale basis (`resale`, resale.resale_basis: the resale
+    value moves with each drawn price) as the point estimate (`cost.costed`).
     """
     prices = price_replicates(observations, latest, params)
     if "sources" in latest.columns:  # whole-server price shares stay server shares
@@ -251,6 +253,7 @@ def perf_per_dollar_replicates(
         params,
         systems=efficiency_replicates(params, efficiencies),
         by=("replicate",),
+        resale=resale,
     )
     return rows.select("replicate", "gpu_id", *RANK_KEYS, "perf_per_dollar")
 

@@ -68,9 +68,10 @@ FIGURES = [
     Figure(
         "buy_vs_rent",
         "Buy or rent: cumulative cost",
-        "Cumulative cost of buying a 1-GPU system (price + host, then electricity) and of "
-        "renting the cheapest on-demand offer, at three utilisations; renting is cheaper "
-        "until the lines cross (the dot: break-even day).",
+        "Cumulative cost of buying a 1-GPU system (price + host, then electricity, less what "
+        "the GPU would sell for used on that day) and of renting the cheapest on-demand "
+        "offer, at three utilisations, over the ownership period; renting is cheaper until "
+        "the lines cross (the dot: break-even day; no dot: never within the period).",
     ),
     Figure(
         "llm_value",

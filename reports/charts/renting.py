@@ -3,6 +3,7 @@
 import altair as alt
 import polars as pl
 
+from model.resale import DAYS_PER_YEAR, net_of_fees
 from reports.charts.common import meta, wrap_title
 
 
@@ -58,9 +59,10 @@ def cloud_prices_chart(
 def buy_vs_rent_data(
     cloud: pl.DataFrame, gpu_ids: list[str], utilizations: tuple[float, ...], horizon: float
 ) -> pl.DataFrame:
-    """Cumulative cost lines (day 0 and `horizon`) of buying and renting, and break-evens.
+    """Cumulative cost lines (0 to `horizon` days) of buying and renting, and break-evens.
 
     Per GPU the cheapest on-demand offer (cloud_vs_buy rows of the workstation platform).
+    Owning on day d is the purchase plus electricity less what the GPU sells for then.
     """
     rows = (
         cloud.filter(
@@ -82,18 +84,24 @@ def buy_vs_rent_data(
             ),
         )
     )
-    lines = []
-    for day in (0.0, horizon):
-        lines.append(
-            rows.select(
-                "gpu_id",
-                "panel",
-                "use",
-                day=pl.lit(day),
-                usd=pl.col("buy_cost_usd") + pl.col("own_usd_per_day") * day,
-                way=pl.lit("buy"),
-            )
+    # Owning's line bends: selling after d days returns the resale value at that age
+    # (model.resale.break_even_day), so it is drawn through several days, not two.
+    days = [horizon * k / 24 for k in range(25)]
+    resale = net_of_fees(
+        pl.col("used_value_usd").fill_null(0.0)
+        * (pl.col("resale_depreciation").fill_null(0.0) * pl.col("day") / DAYS_PER_YEAR).exp()
+    )
+    lines = [
+        rows.join(pl.DataFrame({"day": days}), how="cross").select(
+            "gpu_id",
+            "panel",
+            "use",
+            "day",
+            usd=pl.col("buy_cost_usd") + pl.col("own_usd_per_day") * pl.col("day") - resale,
+            way=pl.lit("buy"),
         )
+    ]
+    for day in (0.0, horizon):
         lines.append(
             rows.select(
                 "gpu_id",

@@ -6,6 +6,7 @@ import polars as pl
 
 from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Section, frame_table, interval, money_expr
+from reports.content.break_even import break_even_days_text, break_even_use_text
 from reports.dataset import Dataset
 
 
@@ -114,6 +115,7 @@ def unpriced_section(ds: Dataset) -> Section:
 def renting_section(ds: Dataset, at: float = 0.15) -> Section:
     """Break-even days of buying versus renting, cheapest offer per GPU and price type."""
     cloud = ds.data.cloud.filter((pl.col("utilization") - at).abs() < 1e-9)
+    years = float(ds.data.parameters.get("years", 5.0))
     section = Section("renting", "Renting versus buying")
     if cloud.is_empty():
         section.paragraphs.append("No cloud offer matches a priced GPU.")
@@ -126,13 +128,18 @@ def renting_section(ds: Dataset, at: float = 0.15) -> Section:
         .with_columns(
             pl.col("usd_per_gpu_hour").round(2),
             buy=money_expr("buy_cost_usd"),
-            days=pl.col("break_even_days").round(0).cast(pl.Int64).cast(pl.Utf8).fill_null("never"),
+            resale=money_expr("resale_usd"),
+            days=break_even_days_text(years),
+            use=break_even_use_text(),
         )
     )
     section.paragraphs.append(
-        "Cheapest offer per GPU and price type, and the days after which a 1-GPU system is "
-        f"cheaper than renting at {at:.0%} utilisation (the buy-versus-rent chart draws "
-        "these lines over time):"
+        "Cheapest offer per GPU and price type, and the days after which a 1-GPU system, "
+        f"bought, run and then sold used, is cheaper than renting at {at:.0%} utilisation "
+        f"(the buy-versus-rent chart draws these lines over time). A break-even later than "
+        f"the {years:g}-year ownership period is 'never'; 'break-even use' is the "
+        f"utilisation above which owning for {years:g} years, net of the resale value, "
+        "costs less than renting the same hours:"
     )
     section.tables.append(
         frame_table(
@@ -144,7 +151,9 @@ def renting_section(ds: Dataset, at: float = 0.15) -> Section:
                 "instance_type": "instance",
                 "usd_per_gpu_hour": "$/GPU-hour",
                 "buy": "buy cost",
+                "resale": f"resale after {years:g} years",
                 "days": "break-even days",
+                "use": "break-even use",
             },
         )
     )

@@ -162,7 +162,10 @@ def test_electricity_price_from_environment_and_years_from_run_config(built, tmp
         both["system_gpus"] * both["price_usd"]
         + both["host_cost_usd"]
         + 4 * both["electricity_usd_per_year_dear"]
+        - both["system_gpus"] * both["resale_usd_dear"]  # net of resale (issue 23)
     )
+    # Sold after 4 years instead of 5: a younger card, a higher resale.
+    assert (both["resale_usd_dear"] > both["resale_usd"]).all()
     assert both["total_cost_usd_dear"].to_list() == pytest.approx(expected.to_list())
     assert (both["perf_per_dollar_dear"] != both["perf_per_dollar"]).all()
     assert got["recommendations"].height > 0

@@ -586,9 +586,15 @@ def test_reserved_break_even_does_not_depend_on_utilisation():
     )
     on_demand = out.filter(pl.col("price_type") == "on_demand").sort("utilization")
     assert set(on_demand["billing"]) == {"per_hour_used"}
-    assert on_demand["break_even_days"].to_list() == sorted(
-        on_demand["break_even_days"].to_list(), reverse=True
-    )
+    # More use, sooner break-even; at low use later than the ownership period: never
+    # (NULL with a note), only at the low-utilisation end.
+    found = on_demand["break_even_days"].drop_nulls().to_list()
+    assert found == sorted(found, reverse=True)
+    assert max(found) <= PARAMS.years * 365
+    never = on_demand.filter(pl.col("break_even_days").is_null())
+    has_day = on_demand.filter(pl.col("break_even_days").is_not_null())
+    assert never.height and never["utilization"].max() < has_day["utilization"].min()
+    assert set(never["break_even_note"]) == {"never within the 5-year ownership period"}
 
 
 def test_buying_a_module_to_compare_with_renting_costs_its_server_share():

@@ -113,3 +113,26 @@ def test_headline_is_the_tables_own_top_3(con, built):
     first = heads["training_16bit"]["buy_used"]["gpu_id"][0]
     assert f"| 1 | {first} |" in report
     assert "mean" not in report.split("## Best performance per dollar")[1].split("##")[0]
+
+
+def test_break_even_is_never_published_beyond_the_ownership_period(con):
+    """Issue 23 step 6: a break-even later than the ownership period is 'never' (NULL + note)."""
+    years = float(
+        con.sql("SELECT json_extract(parameters, '$.years') FROM model_runs").fetchall()[0][0]
+    )
+    cloud = run_rows(con, "cloud_vs_buy")
+    assert cloud.height
+    assert cloud["break_even_days"].drop_nulls().max() <= years * 365
+    never = cloud.filter(pl.col("break_even_days").is_null())
+    assert never.height and never["break_even_note"].null_count() == 0
+    assert cloud.filter(pl.col("break_even_days").is_not_null())[
+        "break_even_note"
+    ].null_count() == (cloud.filter(pl.col("break_even_days").is_not_null()).height)
+    use = cloud["break_even_utilization"].drop_nulls()
+    assert use.len() and use.min() > 0 and use.max() <= 1.0
+    perf = run_rows(con, "perf_per_dollar")
+    resale = perf.filter(pl.col("resale_usd").is_not_null())
+    assert resale.height == perf.height  # every priced GPU has a resale estimate
+    assert (resale["resale_low_usd"] <= resale["resale_usd"]).all()
+    assert (resale["resale_usd"] <= resale["resale_high_usd"]).all()
+    assert (resale["resale_usd"] < resale["price_usd"]).all()

@@ -28,7 +28,7 @@ from model.performance import relative_performance as compute_relative_performan
 from model.uncertainty import with_intervals
 from pipeline.defs.metadata import KINDS
 from pipeline.defs.model.common import model_step
-from pipeline.defs.model.inputs import bootstrap, run_efficiencies
+from pipeline.defs.model.inputs import bootstrap, run_efficiencies, run_resale
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import read_latest_offers, read_latest_prices
 
@@ -151,6 +151,7 @@ def perf_per_dollar(
                 params,
                 run_date,
                 run_efficiencies(con, run_date, params),
+                run_resale(con, run_date),
             ),
             bootstrap(con, run_date, params),
         )
@@ -180,7 +181,12 @@ def cloud_vs_buy(
         offers = read_latest_offers(con, run_date)
         catalog = step.read_all("gpus")
         rows = compute_cloud_vs_buy(
-            offers, read_latest_prices(con, run_date), catalog, step.params, run_date
+            offers,
+            read_latest_prices(con, run_date),
+            catalog,
+            step.params,
+            run_date,
+            run_resale(con, run_date),
         )
         step.write("cloud_vs_buy", rows)
     return step.result(gpus=rows["gpu_id"].n_unique())

@@ -30,7 +30,7 @@ from model.verdicts import HEADLINE_LIMIT
 from model.verdicts import verdicts as compute_verdicts
 from pipeline.defs.metadata import KINDS
 from pipeline.defs.model.common import model_step
-from pipeline.defs.model.inputs import bootstrap, run_efficiencies
+from pipeline.defs.model.inputs import bootstrap, run_efficiencies, run_resale
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import (
     read_latest_offers,
@@ -91,6 +91,7 @@ def sensitivity(
             params,
             run_date,
             run_efficiencies(step.con, run_date, params),
+            run_resale(step.con, run_date),
         )
         # What-if rows are for reading today's answer, not history: only the run dates of
         # the last SENSITIVITY_KEEP_DAYS are kept, so the table does not grow by ~16,000

@@ -1,6 +1,6 @@
-"""Inputs several model assets share: the run's multi-GPU efficiencies and price bootstrap.
+"""Inputs several model assets share: multi-GPU efficiencies, resale basis, price bootstrap.
 
-Both are read from the warehouse and computed by `model`.
+All three are read from the warehouse and computed by `model`.
 
 The bootstrap draws are recomputed where needed instead of stored: they are seeded, cheap
 (well under a second on the bundled snapshot) and would otherwise add ~10^5 rows per run.
@@ -15,8 +15,21 @@ import polars as pl
 
 from model.fit import efficiency_table
 from model.parameters import ModelParameters
+from model.resale import (
+    fit_retention,
+    resale_basis,
+    retention_points,
+    segment_trends,
+    used_new_step,
+)
 from model.uncertainty import perf_per_dollar_replicates
-from warehouse.reads import read_all, read_for_run, read_latest_prices, read_price_observations
+from warehouse.reads import (
+    read_all,
+    read_for_run,
+    read_latest_prices,
+    read_monthly_series,
+    read_price_observations,
+)
 
 
 def run_efficiencies(
@@ -36,6 +49,19 @@ def run_efficiencies(
     return efficiency_table(constants, params.constants)
 
 
+def run_resale(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """The resale basis (resale.resale_basis) of every GPU x market priced for the run.
+
+    Fitted from the monthly used prices up to the run date (the same aggregate the nowcast
+    reads), so perf_per_dollar, its bootstrap, the sensitivity and cloud_vs_buy all count
+    the same resale value.
+    """
+    monthly = read_monthly_series(con, run_date)
+    gpus = read_all(con, "gpus")
+    fits = fit_retention(retention_points(monthly, gpus), segment_trends(monthly, gpus))
+    return resale_basis(read_latest_prices(con, run_date), gpus, fits, used_new_step(monthly))
+
+
 def bootstrap(
     con: duckdb.DuckDBPyConnection, run_date: dt.date, params: ModelParameters
 ) -> pl.DataFrame:
@@ -47,4 +73,5 @@ def bootstrap(
         read_all(con, "gpus"),
         params,
         run_efficiencies(con, run_date, params),
+        run_resale(con, run_date),
     )
