@@ -28,6 +28,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from model.market_consistency import choose_basis, is_list_price, resolve
 from model.parameters import ModelParameters
 from model.segments import segment_expr
 
@@ -420,6 +421,8 @@ def current_prices(
     """
     if latest.is_empty():
         return pl.DataFrame(schema=CURRENT_SCHEMA)
+    if "basis" not in latest.columns:
+        latest = latest.with_columns(basis=pl.lit("street"))
     models = fit_models(monthly, gpus)
     run_t = (run_date - dt.date(1970, 1, 1)).days / _YEAR_DAYS
     dated = latest.with_columns(
@@ -454,6 +457,11 @@ def current_prices(
             )
         ),
     )
+    list_note = (
+        pl.when(pl.col("basis") == "list")
+        .then(pl.format("list price ({}), not a street price; ", pl.col("sources")))
+        .otherwise(pl.lit(""))
+    )
     single = rows.select(
         "gpu_id",
         "market",
@@ -467,8 +475,11 @@ def current_prices(
         observed_price_usd="observed_price_usd",
         n_observations=pl.col("n_observations").cast(pl.Int32),
         sources="sources",
-        detail="detail",
+        detail=list_note + pl.col("detail"),
     )
+    # Market consistency (model/market_consistency.py): discontinued cards' stale "new"
+    # prices and the older side of a used > new pair are not today's market.
+    single, _ = resolve(single, gpus, run_date)
     return (
         pl.concat([single, mean_market(single)], how="vertical_relaxed")
         .sort("gpu_id", "market")
@@ -521,9 +532,11 @@ def mean_market(single: pl.DataFrame) -> pl.DataFrame:
 
 
 def latest_daily(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
-    """Each GPU x market's newest daily price on or before `as_of`.
+    """Each GPU x market x basis' newest daily price on or before `as_of`.
 
-    The pure form of the warehouse query in pipeline/defs/model/prices.py.
+    `basis` is 'list' where every source is a list-price source, else 'street'
+    (model/market_consistency.py; choose_basis picks one per GPU x market). The pure form
+    of the warehouse query in warehouse/reads.py (read_latest_daily).
     """
     if "sources" not in daily.columns:
         daily = daily.with_columns(sources=pl.lit(None, dtype=pl.Utf8))
@@ -534,8 +547,13 @@ def latest_daily(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
         daily = daily.with_columns(n_observations=pl.lit(1, dtype=pl.Int32))
     return (
         daily.filter(pl.col("day") <= as_of)
+        .with_columns(
+            basis=pl.when(is_list_price(pl.col("sources")))
+            .then(pl.lit("list"))
+            .otherwise(pl.lit("street"))
+        )
         .sort("day")
-        .group_by("gpu_id", "market")
+        .group_by("gpu_id", "market", "basis")
         .last()
         .select(
             "gpu_id",
@@ -546,6 +564,7 @@ def latest_daily(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
             "price_max_usd",
             "n_observations",
             "sources",
+            "basis",
         )
         .sort("gpu_id", "market")
     )
@@ -567,7 +586,8 @@ def prices_today(
     if candidate is None:
         predictions = backtest(monthly, gpus, params.price_max_age_days / _YEAR_DAYS)
         candidate = choose_candidate(backtest_summary(predictions))
-    return current_prices(latest_daily(upto, as_of), monthly, gpus, params, as_of, candidate)
+    latest = choose_basis(latest_daily(upto, as_of), params.price_freshness_days, as_of)
+    return current_prices(latest, monthly, gpus, params, as_of, candidate)
 
 
 # The model_validation check the back-test's rows are stored under.

@@ -9,6 +9,8 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.market_consistency import LIST_PRICE_SOURCES, choose_basis
+
 # current_prices runs the back-test to choose its candidate and stores its figures under
 # NOWCAST_CHECK in model_validation (the model_validation asset leaves those rows alone).
 from model.nowcast import (
@@ -56,11 +58,16 @@ def current_prices(
     with model_step(context, settings, warehouse) as step:
         con, run_date, params = step.con, step.run_date, step.params
         gpus = con.sql(
-            "SELECT gpu_id, name, launch_price_usd, release_date FROM gpus ORDER BY gpu_id"
+            "SELECT gpu_id, name, vendor, architecture, launch_price_usd, release_date FROM gpus"
+            " ORDER BY gpu_id"
         ).pl()
         monthly = read_monthly_series(con, run_date)
         candidate, summary = nowcast_choice(monthly, gpus, params.price_max_age_days)
-        latest = read_latest_daily(con, run_date)
+        latest = choose_basis(
+            read_latest_daily(con, run_date, LIST_PRICE_SOURCES),
+            params.price_freshness_days,
+            run_date,
+        )
         rows = compute_current_prices(latest, monthly, gpus, params, run_date, candidate)
         step.write(
             "model_validation",
@@ -74,6 +81,7 @@ def current_prices(
     overall = summary.filter((pl.col("band") == "all") & (pl.col("candidate") == candidate))
     return step.result(
         f"{rows.height} prices ({candidate}); {too_old} GPU x market "
+        f"dropped (market consistency) or "
         f"last seen over {params.price_max_age_days} days ago left unpriced",
         gpus=rows["gpu_id"].n_unique(),
         by_method=", ".join(f"{m} {p}: {n}" for m, p, n in methods.iter_rows()),
