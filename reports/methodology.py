@@ -284,19 +284,27 @@ def llm_stack_table(
     )
 
 
+# The columns of a per-stack error table (`llm_stack_table`), decode's and prefill's alike.
+_STACK_COLUMNS = {
+    "subject": "vendor x stack",
+    "n": "measured rows",
+    "median_ape": "median |error| %",
+    "max_ape": "worst |error| %",
+    "median_error": "median error % (+ = model too fast)",
+}
+
+
+def _stack_block(data: MethodologyData, title: str, check_name: str, text: str) -> list[str]:
+    """One LLM model's leave-one-GPU-out error per vendor x stack, as a block."""
+    table = _formatted(llm_stack_table(data.validation, check_name))
+    return _block(title, markdown_table(table, _STACK_COLUMNS), text)
+
+
 def _llm_stack_block(data: MethodologyData) -> list[str]:
-    return _block(
+    return _stack_block(
+        data,
         "LLM decode: the model's error per vendor x stack",
-        markdown_table(
-            _formatted(llm_stack_table(data.validation)),
-            {
-                "subject": "vendor x stack",
-                "n": "measured rows",
-                "median_ape": "median |error| %",
-                "max_ape": "worst |error| %",
-                "median_error": "median error % (+ = model too fast)",
-            },
-        ),  # fmt: skip
+        "llm_decode_logo_stack",
         "Each GPU's batch-1 llama.cpp decode rows predicted by the decode model fitted "
         "without that GPU, at the most specific level with rows on 3 other GPUs (stack x "
         'vendor first; methodology §11, "LLM calibration"). The cost tables price a '
@@ -306,18 +314,10 @@ def _llm_stack_block(data: MethodologyData) -> list[str]:
 
 
 def _llm_prefill_block(data: MethodologyData) -> list[str]:
-    return _block(
+    return _stack_block(
+        data,
         "LLM prefill: the model's error per vendor x stack",
-        markdown_table(
-            _formatted(llm_stack_table(data.validation, "llm_prefill_logo_stack")),
-            {
-                "subject": "vendor x stack",
-                "n": "measured rows",
-                "median_ape": "median |error| %",
-                "max_ape": "worst |error| %",
-                "median_error": "median error % (+ = model too fast)",
-            },
-        ),  # fmt: skip
+        "llm_prefill_logo_stack",
         "Each GPU's batch-1 llama.cpp prompt-processing rows (empty cache, every prompt "
         "length) predicted by the prefill model fitted without that GPU: the efficiency on "
         "the int8 tensor rate of its architecture x segment, else its architecture, else "
