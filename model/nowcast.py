@@ -28,8 +28,9 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
-from model.market_consistency import choose_basis, is_list_price, resolve
+from model.market_consistency import DROP_SCHEMA, choose_basis, is_list_price, resolve
 from model.parameters import ModelParameters
+from model.price_uncertainty import evidence_log_sd, listing_spreads, with_origins
 from model.segments import segment_expr
 
 _YEAR_DAYS = 365.25
@@ -400,6 +401,9 @@ CURRENT_SCHEMA = {
     "n_observations": pl.Int32,
     "sources": pl.Utf8,
     "detail": pl.Utf8,
+    "listing_log_sd": pl.Float64,
+    "source_country": pl.Utf8,
+    "source_currency": pl.Utf8,
 }
 
 
@@ -410,17 +414,34 @@ def current_prices(
     params: ModelParameters,
     run_date: dt.date,
     candidate: str,
+    spreads: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Today's price per GPU x market (new, used and, where both are fresh, mean).
 
     `latest` holds each GPU x market's newest daily price on or before the run date
     (gpu_id, market, day, price_usd, n_observations, sources); `monthly` the monthly
-    histories up to the run date. Observed prices keep their value (their spread comes
-    from their observations in the bootstrap); nowcasts carry `log_sd` and a 95 % interval.
-    Rows older than `price_max_age_days` are left out.
+    histories up to the run date; `spreads` the pooled listing spreads
+    (model/price_uncertainty.listing_spreads). Observed prices keep their value with the
+    interval of their evidence (n, own and pooled spread); nowcasts carry the random
+    walk's `log_sd` on top. Every row has `log_sd` and a 95 % interval. Rows older than
+    `price_max_age_days` are left out; market consistency drops are in
+    current_prices_and_drops.
     """
+    return current_prices_and_drops(latest, monthly, gpus, params, run_date, candidate, spreads)[0]
+
+
+def current_prices_and_drops(
+    latest: pl.DataFrame,
+    monthly: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    run_date: dt.date,
+    candidate: str,
+    spreads: pl.DataFrame | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """current_prices and the rows market consistency dropped (market_consistency.resolve)."""
     if latest.is_empty():
-        return pl.DataFrame(schema=CURRENT_SCHEMA)
+        return pl.DataFrame(schema=CURRENT_SCHEMA), pl.DataFrame(schema=DROP_SCHEMA)
     if "basis" not in latest.columns:
         latest = latest.with_columns(basis=pl.lit("street"))
     models = fit_models(monthly, gpus)
@@ -429,6 +450,8 @@ def current_prices(
         age_days=(pl.lit(run_date) - pl.col("day")).dt.total_days().cast(pl.Int32),
         t0=years_since_epoch(pl.col("day")),
     ).filter(pl.col("age_days") <= params.price_max_age_days)
+    # The observed price's own uncertainty (model/price_uncertainty.py): n, spread, pool.
+    dated = evidence_log_sd(dated, spreads, gpus)
     carried = carry(dated, models, gpus, pl.lit(run_t), candidate)
     fresh = pl.col("age_days") <= params.price_freshness_days
     z = _Z[0.95]
@@ -436,16 +459,21 @@ def current_prices(
         price_method=pl.when(fresh).then(pl.lit("observed")).otherwise(pl.lit("nowcast")),
         observed_price_usd=pl.col("price_usd"),
         price_usd=pl.when(fresh).then(pl.col("price_usd")).otherwise(pl.col("log_mean").exp()),
-        log_sd=pl.when(fresh).then(None).otherwise(pl.col("log_sd")),
+        # A nowcast is as uncertain as its base observation plus the walk since.
+        log_sd=pl.when(fresh)
+        .then(pl.col("evidence_log_sd"))
+        .otherwise((pl.col("log_sd") ** 2 + pl.col("evidence_log_sd") ** 2).sqrt()),
     ).with_columns(
-        price_low=pl.when(fresh)
-        .then(pl.col("price_min_usd"))
-        .otherwise(pl.col("price_usd") * (-z * pl.col("log_sd")).exp()),
-        price_high=pl.when(fresh)
-        .then(pl.col("price_max_usd"))
-        .otherwise(pl.col("price_usd") * (z * pl.col("log_sd")).exp()),
+        price_low=pl.col("price_usd") * (-z * pl.col("log_sd")).exp(),
+        price_high=pl.col("price_usd") * (z * pl.col("log_sd")).exp(),
         detail=pl.when(fresh)
-        .then(pl.format("observed {} days before the run date", pl.col("age_days")))
+        .then(
+            pl.format(
+                "observed {} days before the run date; {}",
+                pl.col("age_days"),
+                pl.col("spread_note"),
+            )
+        )
         .otherwise(
             pl.format(
                 "{}: last observed {} days before at ${}; drift {}/year ({})",
@@ -476,15 +504,17 @@ def current_prices(
         n_observations=pl.col("n_observations").cast(pl.Int32),
         sources="sources",
         detail=list_note + pl.col("detail"),
+        listing_log_sd="listing_log_sd",
     )
     # Market consistency (model/market_consistency.py): discontinued cards' stale "new"
     # prices and the older side of a used > new pair are not today's market.
-    single, _ = resolve(single, gpus, run_date)
-    return (
-        pl.concat([single, mean_market(single)], how="vertical_relaxed")
+    single, dropped = resolve(single, gpus, run_date)
+    today = (
+        with_origins(pl.concat([single, mean_market(single)], how="diagonal_relaxed"))
         .sort("gpu_id", "market")
-        .cast(CURRENT_SCHEMA)
+        .select(pl.col(name).cast(dtype) for name, dtype in CURRENT_SCHEMA.items())
     )
+    return today, dropped
 
 
 def mean_market(single: pl.DataFrame) -> pl.DataFrame:
@@ -587,7 +617,9 @@ def prices_today(
         predictions = backtest(monthly, gpus, params.price_max_age_days / _YEAR_DAYS)
         candidate = choose_candidate(backtest_summary(predictions))
     latest = choose_basis(latest_daily(upto, as_of), params.price_freshness_days, as_of)
-    return current_prices(latest, monthly, gpus, params, as_of, candidate)
+    spread_columns = {"n_observations", "price_min_usd", "price_max_usd", "sources"}
+    spreads = listing_spreads(upto, gpus, as_of) if spread_columns <= set(upto.columns) else None
+    return current_prices(latest, monthly, gpus, params, as_of, candidate, spreads)
 
 
 # The model_validation check the back-test's rows are stored under.

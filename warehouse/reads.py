@@ -110,6 +110,20 @@ def read_latest_daily(
     ).pl()
 
 
+def read_listing_days(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """Daily prices resting on two or more observations, up to the run date.
+
+    What the pooled listing spread (model/price_uncertainty.listing_spreads) is estimated
+    from: a bounded read (days with a single observation carry no spread and are most rows).
+    """
+    return con.sql(
+        "SELECT day, gpu_id, market, n_observations, price_min_usd, price_max_usd, sources"
+        " FROM gpu_prices_daily WHERE day <= ? AND n_observations >= 2"
+        " ORDER BY gpu_id, market, day",
+        params=[run_date],
+    ).pl()
+
+
 def read_weekly_history(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
     """Each catalog GPU's price per market and week (`day` = the week's Monday).
 

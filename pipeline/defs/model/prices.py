@@ -19,15 +19,14 @@ from model.nowcast import (
     backtest_summary,
     backtest_validation,
     choose_candidate,
+    current_prices_and_drops,
 )
-from model.nowcast import (
-    current_prices as compute_current_prices,
-)
+from model.price_uncertainty import listing_spreads
 from pipeline.defs.freshness import RETAIL_PRICES
 from pipeline.defs.metadata import KINDS
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
-from warehouse.reads import read_latest_daily, read_monthly_series
+from warehouse.reads import read_latest_daily, read_listing_days, read_monthly_series
 
 
 def nowcast_choice(
@@ -48,7 +47,9 @@ def nowcast_choice(
         "One row per GPU x market (new, used, mean) for the run date: the price used today, "
         "observed if seen within price_freshness_days, else nowcast from its last observation "
         "with its segment's drift and a widening interval; none beyond price_max_age_days. "
-        "Also writes the nowcast back-test to model_validation."
+        "Every price's interval comes from its evidence (n, spread, pooled spread). Also "
+        "writes the nowcast back-test to model_validation and the prices market "
+        "consistency dropped to price_consistency."
     ),
 )
 def current_prices(
@@ -68,7 +69,10 @@ def current_prices(
             params.price_freshness_days,
             run_date,
         )
-        rows = compute_current_prices(latest, monthly, gpus, params, run_date, candidate)
+        spreads = listing_spreads(read_listing_days(con, run_date), gpus, run_date)
+        rows, dropped = current_prices_and_drops(
+            latest, monthly, gpus, params, run_date, candidate, spreads
+        )
         step.write(
             "model_validation",
             backtest_validation(summary, candidate, run_date),
@@ -76,16 +80,27 @@ def current_prices(
             [run_date, NOWCAST_CHECK],
         )
         step.write("current_prices", rows.with_columns(run_date=pl.lit(run_date)))
-    too_old = latest.height - rows.filter(pl.col("market") != "mean").height
+        step.write("price_consistency", dropped.with_columns(run_date=pl.lit(run_date)))
+    too_old = (
+        latest.select("gpu_id", "market").unique().height
+        - rows.filter(pl.col("market") != "mean").height
+        - dropped.height
+    )
     methods = rows.group_by("market", "price_method").len().sort("market", "price_method")
     overall = summary.filter((pl.col("band") == "all") & (pl.col("candidate") == candidate))
     return step.result(
-        f"{rows.height} prices ({candidate}); {too_old} GPU x market "
-        f"dropped (market consistency) or "
-        f"last seen over {params.price_max_age_days} days ago left unpriced",
+        f"{rows.height} prices ({candidate}); {dropped.height} GPU x market dropped by "
+        f"market consistency (price_consistency); {too_old} last seen over "
+        f"{params.price_max_age_days} days ago left unpriced",
         gpus=rows["gpu_id"].n_unique(),
         by_method=", ".join(f"{m} {p}: {n}" for m, p, n in methods.iter_rows()),
         too_old=too_old,
+        consistency_drops=dropped.height,
+        zero_width_intervals=rows.filter(pl.col("price_low") >= pl.col("price_high")).height,
+        pooled_listing_spread=", ".join(
+            f"{r['line']} {r['market']} {r['pooled_log_sd']:.3f} ({r['level']})"
+            for r in spreads.iter_rows(named=True)
+        ),
         nowcast_candidate=candidate,
         backtest_median_ape_pct=float(overall["median_ape"][0]) if overall.height else None,
     )
