@@ -13,10 +13,12 @@ nowcast got a wide band. Now:
   (sources/price_origins.py: eBay sales, Amazon search results, Newegg; not Keepa's
   repeated points of one offer, not a list price) and with at least MIN_POOL_N of them
   enter the pool.
-- **Pooled by product line x market.** Per GPU the median of its days' spreads, then per
-  product line (consumer, workstation, data center: model/product_lines.py) x market the
-  median over GPUs, when at least MIN_POOL_GPUS GPUs have such days; else the market over
-  all lines; else all markets (`level` says which).
+- **Pooled by product line x market.** Per GPU the root mean square of its days' spreads
+  (the pooled variance: a median of days understates the spread of a market whose days
+  differ, and the one-sale interval then covers the market price only 87 % of the time),
+  then per product line (consumer, workstation, data center: model/product_lines.py) x
+  market the median over GPUs, when at least MIN_POOL_GPUS GPUs have such days; else the
+  market over all lines; else all markets (`level` says which).
 - **Shrunk with the GPU's own spread.** The GPU's own day gives `s` (n >= 2 separate
   listings); `sigma^2 = (k * pooled^2 + (n - 1) * s^2) / (k + n - 1)`, the pooled value
   counting as PRIOR_DF degrees of freedom (a conjugate normal-variance update).
@@ -53,7 +55,7 @@ MIN_POOL_GPUS = 3
 # Degrees of freedom the pooled spread counts for against a GPU's own day.
 PRIOR_DF = 4
 # When nothing at all can be pooled: 10 % per listing (documented fallback; the bundled
-# snapshot's pools are 3-8 %, so it is never used there).
+# snapshot's pools are 5-8 %, so it is never used there).
 FALLBACK_LOG_SD = 0.10
 
 SPREAD_SCHEMA = {
@@ -115,7 +117,7 @@ def listing_spreads(daily: pl.DataFrame, gpus: pl.DataFrame, run_date: dt.date) 
         .join(lines, on="gpu_id")
     )
     per_gpu = days.group_by("line", "market", "gpu_id").agg(
-        sd=pl.col("sd").median(), n_days=pl.len()
+        sd=(pl.col("sd") ** 2).mean().sqrt(), n_days=pl.len()
     )
     rows = []
     for line in LINES:
