@@ -3,7 +3,8 @@
 A price is a fact of its day. A GPU last seen on sale 10 months ago does not cost today
 what it cost then (Keepa shows the RTX 4090's Amazon price up 54 % from 2023-10 to
 2025-08), and averaging it with another market's price of another date is meaningless.
-So, per GPU x market and run date (docs/methodology.md, "Prices at the as-of date: the market index"):
+So, per GPU x market and run date (docs/methodology.md, "Prices at the as-of date: the
+market index"):
 
 - last observed within `price_freshness_days`: that robust daily price (`observed`);
 - older, up to `price_max_age_days`: carried to the run date by a log-price random walk
@@ -29,7 +30,9 @@ import numpy as np
 import polars as pl
 
 from model import market_index
+from model.market_consistency import DROP_SCHEMA, is_list_price, resolve
 from model.parameters import ModelParameters
+from model.price_uncertainty import evidence_log_sd, with_origins
 from model.segments import segment_expr
 
 _YEAR_DAYS = 365.25
@@ -445,6 +448,9 @@ CURRENT_SCHEMA = {
     "n_observations": pl.Int32,
     "sources": pl.Utf8,
     "detail": pl.Utf8,
+    "listing_log_sd": pl.Float64,
+    "source_country": pl.Utf8,
+    "source_currency": pl.Utf8,
 }
 
 
@@ -455,23 +461,44 @@ def current_prices(
     params: ModelParameters,
     run_date: dt.date,
     candidate: str,
+    spreads: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Today's price per GPU x market (new, used and, where both are fresh, mean).
 
     `latest` holds each GPU x market's newest daily price on or before the run date
     (gpu_id, market, day, price_usd, n_observations, sources); `monthly` the monthly
-    histories up to the run date. Observed prices keep their value (their spread comes
-    from their observations in the bootstrap); nowcasts carry `log_sd` and a 95 % interval.
-    Rows older than `price_max_age_days` are left out.
+    histories up to the run date; `spreads` the pooled listing spreads
+    (model/price_uncertainty.listing_spreads). Observed prices keep their value with the
+    interval of their evidence (n, own and pooled spread); nowcasts carry the random
+    walk's `log_sd` on top. Every row has `log_sd` and a 95 % interval. Rows older than
+    `price_max_age_days` are left out; market consistency drops are in
+    current_prices_and_drops.
     """
+    return current_prices_and_drops(latest, monthly, gpus, params, run_date, candidate, spreads)[0]
+
+
+def current_prices_and_drops(
+    latest: pl.DataFrame,
+    monthly: pl.DataFrame,
+    gpus: pl.DataFrame,
+    params: ModelParameters,
+    run_date: dt.date,
+    candidate: str,
+    spreads: pl.DataFrame | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """current_prices and the rows market consistency dropped (market_consistency.resolve)."""
     if latest.is_empty():
-        return pl.DataFrame(schema=CURRENT_SCHEMA)
+        return pl.DataFrame(schema=CURRENT_SCHEMA), pl.DataFrame(schema=DROP_SCHEMA)
+    if "basis" not in latest.columns:
+        latest = latest.with_columns(basis=pl.lit("street"))
     models = fit_models(monthly, gpus)
     run_t = (run_date - dt.date(1970, 1, 1)).days / _YEAR_DAYS
     dated = latest.with_columns(
         age_days=(pl.lit(run_date) - pl.col("day")).dt.total_days().cast(pl.Int32),
         t0=years_since_epoch(pl.col("day")),
     ).filter(pl.col("age_days") <= params.price_max_age_days)
+    # The observed price's own uncertainty (model/price_uncertainty.py): n, spread, pool.
+    dated = evidence_log_sd(dated, spreads, gpus)
     carried = carry(dated, models, gpus, pl.lit(run_t), candidate)
     fresh = pl.col("age_days") <= params.price_freshness_days
     z = _Z[0.95]
@@ -479,17 +506,27 @@ def current_prices(
         price_method=pl.when(fresh).then(pl.lit("observed")).otherwise(pl.lit("nowcast")),
         observed_price_usd=pl.col("price_usd"),
         price_usd=pl.when(fresh).then(pl.col("price_usd")).otherwise(pl.col("log_mean").exp()),
-        log_sd=pl.when(fresh).then(None).otherwise(pl.col("log_sd")),
+        # A nowcast is as uncertain as its base observation plus the walk since.
+        log_sd=pl.when(fresh)
+        .then(pl.col("evidence_log_sd"))
+        .otherwise((pl.col("log_sd") ** 2 + pl.col("evidence_log_sd") ** 2).sqrt()),
     ).with_columns(
-        price_low=pl.when(fresh)
-        .then(pl.col("price_min_usd"))
-        .otherwise(pl.col("price_usd") * (-z * pl.col("log_sd")).exp()),
-        price_high=pl.when(fresh)
-        .then(pl.col("price_max_usd"))
-        .otherwise(pl.col("price_usd") * (z * pl.col("log_sd")).exp()),
+        price_low=pl.col("price_usd") * (-z * pl.col("log_sd")).exp(),
+        price_high=pl.col("price_usd") * (z * pl.col("log_sd")).exp(),
         detail=pl.when(fresh)
-        .then(pl.format("observed {} days before the run date", pl.col("age_days")))
+        .then(
+            pl.format(
+                "observed {} days before the run date; {}",
+                pl.col("age_days"),
+                pl.col("spread_note"),
+            )
+        )
         .otherwise(_nowcast_detail(candidate, rows_have_index="index_key" in carried.columns)),
+    )
+    list_note = (
+        pl.when(pl.col("basis") == "list")
+        .then(pl.format("list price ({}), not a street price; ", pl.col("sources")))
+        .otherwise(pl.lit(""))
     )
     single = rows.select(
         "gpu_id",
@@ -504,13 +541,18 @@ def current_prices(
         observed_price_usd="observed_price_usd",
         n_observations=pl.col("n_observations").cast(pl.Int32),
         sources="sources",
-        detail="detail",
+        detail=list_note + pl.col("detail"),
+        listing_log_sd="listing_log_sd",
     )
-    return (
-        pl.concat([single, mean_market(single)], how="vertical_relaxed")
+    # Market consistency (model/market_consistency.py): discontinued cards' stale "new"
+    # prices and the older side of a used > new pair are not today's market.
+    single, dropped = resolve(single, gpus, run_date)
+    today = (
+        with_origins(pl.concat([single, mean_market(single)], how="diagonal_relaxed"))
         .sort("gpu_id", "market")
-        .cast(CURRENT_SCHEMA)
+        .select(pl.col(name).cast(dtype) for name, dtype in CURRENT_SCHEMA.items())
     )
+    return today, dropped
 
 
 def _nowcast_detail(candidate: str, rows_have_index: bool) -> pl.Expr:
@@ -595,9 +637,11 @@ def mean_market(single: pl.DataFrame) -> pl.DataFrame:
 
 
 def latest_daily(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
-    """Each GPU x market's newest daily price on or before `as_of`.
+    """Each GPU x market x basis' newest daily price on or before `as_of`.
 
-    The pure form of the warehouse query in pipeline/defs/model/prices.py.
+    `basis` is 'list' where every source is a list-price source, else 'street'
+    (model/market_consistency.py; choose_basis picks one per GPU x market). The pure form
+    of the warehouse query in warehouse/reads.py (read_latest_daily).
     """
     if "sources" not in daily.columns:
         daily = daily.with_columns(sources=pl.lit(None, dtype=pl.Utf8))
@@ -608,8 +652,13 @@ def latest_daily(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
         daily = daily.with_columns(n_observations=pl.lit(1, dtype=pl.Int32))
     return (
         daily.filter(pl.col("day") <= as_of)
+        .with_columns(
+            basis=pl.when(is_list_price(pl.col("sources")))
+            .then(pl.lit("list"))
+            .otherwise(pl.lit("street"))
+        )
         .sort("day")
-        .group_by("gpu_id", "market")
+        .group_by("gpu_id", "market", "basis")
         .last()
         .select(
             "gpu_id",
@@ -620,6 +669,7 @@ def latest_daily(daily: pl.DataFrame, as_of: dt.date) -> pl.DataFrame:
             "price_max_usd",
             "n_observations",
             "sources",
+            "basis",
         )
         .sort("gpu_id", "market")
     )

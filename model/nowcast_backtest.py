@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 
 from model import market_index
+from model.market_consistency import choose_basis
 from model.nowcast import (
     _AFTER_MINING,
     _Z,
@@ -43,6 +44,7 @@ from model.nowcast import (
     with_index_move,
 )
 from model.parameters import ModelParameters
+from model.price_uncertainty import listing_spreads
 
 HOLDOUT_CHECK = "price_nowcast_holdout"
 ALL_SEGMENTS = "all segments"
@@ -296,4 +298,7 @@ def prices_today(
         rolling = backtest_summary(backtest(monthly, gpus, max_age))
         holdout = segment_summary(holdout_backtest(monthly, gpus, max_age))
         candidate = choose_nowcast(rolling, holdout)
-    return current_prices(latest_daily(upto, as_of), monthly, gpus, params, as_of, candidate)
+    latest = choose_basis(latest_daily(upto, as_of), params.price_freshness_days, as_of)
+    spread_columns = {"n_observations", "price_min_usd", "price_max_usd", "sources"}
+    spreads = listing_spreads(upto, gpus, as_of) if spread_columns <= set(upto.columns) else None
+    return current_prices(latest, monthly, gpus, params, as_of, candidate, spreads)

@@ -2,9 +2,13 @@
 
 Three independent sources of spread are drawn `bootstrap_replicates` times:
 
-- prices: per GPU x market, the observations behind the model's daily price are resampled
-  with replacement and their median taken (what `daily_prices` does once); groups with too
-  few observations get a log-normal draw with the spread pooled over better-observed groups;
+- prices: per GPU x market, a log-normal draw with the price's own `log_sd`, the SD of its
+  interval in current_prices (observed prices: from their evidence, n and the listing
+  spread, model/price_uncertainty.py; nowcasts: the walk since the observation on top), so
+  P(best) sees the interval the site publishes. A price without a `log_sd` (frames from
+  older callers) falls back to resampling the observations behind it with replacement and
+  taking their median, or, with too few, a log-normal draw with the spread pooled over
+  better-observed groups;
 - relative performance: a log-normal per GPU x workload matching its 95 % interval
   (`value_low`/`value_high` when relative_performance has them, otherwise no spread);
 - the multi-GPU efficiency of each system size (and interconnect): where the run uses a
@@ -99,7 +103,10 @@ def price_replicates(
     Markets new and used are drawn from their observations; `mean` is the mean of the new
     and used draws of the same replicate, as the point estimate is.
     """
-    samples = price_samples(observations, latest, params.price_mad_k)
+    has_sd = pl.col("log_sd").is_not_null() & (pl.col("market") != "mean")
+    if "log_sd" not in latest.columns:
+        latest = latest.with_columns(log_sd=pl.lit(None, dtype=pl.Float64))
+    samples = price_samples(observations, latest.filter(~has_sd), params.price_mad_k)
     spread = pooled_log_spread(samples, params.bootstrap_min_observations)
     rng = _rng(params, _PRICES)
     reps = params.bootstrap_replicates
@@ -113,15 +120,16 @@ def price_replicates(
             sd = _MEDIAN_SE * spread / math.sqrt(max(n, 1))
             draws.append(point * np.exp(rng.normal(0.0, sd, size=reps)))
     ids, markets = samples["gpu_id"].to_list(), samples["market"].to_list()
-    # A nowcast is drawn log-normally with its own SD (the volatility over its age).
-    if "price_method" in latest.columns:
-        nowcasts = latest.filter(pl.col("price_method") == "nowcast").sort("gpu_id", "market")
-        for gpu_id, market, point, sd in nowcasts.select(
-            "gpu_id", "market", "price_usd", "log_sd"
-        ).iter_rows():
-            draws.append(point * np.exp(rng.normal(0.0, sd or 0.0, size=reps)))
-            ids.append(gpu_id)
-            markets.append(market)
+    # A price with a log_sd (every current_prices row but `mean`) is drawn log-normally
+    # with it; a nowcast without one (older frames) without spread.
+    nowcast = pl.col("price_method") == "nowcast" if "price_method" in latest.columns else False
+    drawn = latest.filter(has_sd | nowcast).sort("gpu_id", "market")
+    for gpu_id, market, point, sd in drawn.select(
+        "gpu_id", "market", "price_usd", "log_sd"
+    ).iter_rows():
+        draws.append(point * np.exp(rng.normal(0.0, sd or 0.0, size=reps)))
+        ids.append(gpu_id)
+        markets.append(market)
     single = pl.DataFrame(
         {
             "replicate": _replicate_ids(params, len(draws)),

@@ -27,6 +27,7 @@ class Dataset:
     data: ReportData
     verdicts: pl.DataFrame
     current_prices: pl.DataFrame
+    price_consistency: pl.DataFrame  # prices market consistency left out, with the reason
     price_history: pl.DataFrame  # weekly (read_weekly_history)
     offers: pl.DataFrame
     spec_sources: pl.DataFrame
@@ -84,6 +85,7 @@ def prepare_dataset(
         data=data,
         verdicts=in_order(read_for_run(con, "verdicts", run_date)),
         current_prices=for_run("current_prices", "gpu_id, market"),
+        price_consistency=for_run("price_consistency", "gpu_id, market"),
         price_history=read_weekly_history(con, run_date),
         offers=offers.sort("gpu_id", "usd_per_gpu_hour", "provider"),
         spec_sources=con.sql(

@@ -29,6 +29,7 @@ from reports import content
 from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
 from reports.content.evidence import evidence_section
+from reports.content.prices import evidence_label, priced_with_evidence, with_price_evidence
 from reports.dataset import Dataset
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
@@ -249,6 +250,7 @@ class Ranking:
             .filter(pl.col("system_gpus") == pl.col("_min"))
             .join(counts, on=["workload", "system_gpus", "market"])
             .sort("workload", "market")
+            .pipe(with_price_evidence, ds.current_prices)
         )
         best = (
             ds.data.cloud_perf.filter(pl.col("price_type").is_in(["on_demand", "spot"]))
@@ -284,8 +286,8 @@ def _rank_tables(gpu_id: str, ranking: Ranking) -> list[Table]:
                 (
                     Cell(WORKLOAD_TITLES[r["workload"]]),
                     Cell(
-                        f"{r['market']} {money(r['price_usd'])} ({r['price_method']}, last seen "
-                        f"{r['price_day']})"
+                        f"{r['market']} {priced_with_evidence(r['price_usd'], r['price_evidence'])}"
+                        f" ({r['price_method']}, last seen {r['price_day']})"
                     ),
                     Cell(f"{r['system_gpus']}-GPU {r['platform']}"),
                     Cell(
@@ -337,7 +339,7 @@ def _price_table(rows: pl.DataFrame, as_of: dt.date) -> Table:
             "method",
             "last observed",
             "age (days)",
-            "observations",
+            "evidence (n, where, currency)",
             "sources",
             "how",
         ),
@@ -349,7 +351,7 @@ def _price_table(rows: pl.DataFrame, as_of: dt.date) -> Table:
                 Cell(r["price_method"] or ""),
                 Cell(str(r["price_day"])),
                 Cell(str(r["age_days"])),
-                Cell("" if r["n_observations"] is None else str(r["n_observations"])),
+                Cell(evidence_label(r["n_observations"], r["sources"], r["source_currency"])),
                 Cell(r["sources"] or ""),
                 Cell(r["detail"] or ""),
             )

@@ -89,12 +89,37 @@ def read_latest_offers(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.
     ).pl()
 
 
-def read_latest_daily(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Each GPU x market's newest robust daily price on or before the run date."""
+def read_latest_daily(
+    con: duckdb.DuckDBPyConnection, run_date: dt.date, list_sources: tuple[str, ...] = ()
+) -> pl.DataFrame:
+    """Each GPU x market x basis' newest robust daily price on or before the run date.
+
+    `basis` is 'list' where every source of the day is one of `list_sources` (quoted list
+    prices), else 'street'; the model chooses between the two (model/market_consistency.py).
+    """
     return con.sql(
-        "SELECT gpu_id, market, day, price_usd, price_min_usd, price_max_usd, n_observations,"
-        " sources FROM gpu_prices_daily WHERE day <= ? QUALIFY row_number() OVER"
-        " (PARTITION BY gpu_id, market ORDER BY day DESC) = 1 ORDER BY gpu_id, market",
+        "WITH d AS (SELECT *, CASE WHEN sources IS NOT NULL AND sources <> '' AND"
+        " list_bool_and(list_transform(string_split(sources, ','),"
+        " lambda s: list_contains(?, s)))"
+        " THEN 'list' ELSE 'street' END AS basis FROM gpu_prices_daily WHERE day <= ?)"
+        " SELECT gpu_id, market, day, price_usd, price_min_usd, price_max_usd, n_observations,"
+        " sources, basis FROM d QUALIFY row_number() OVER"
+        " (PARTITION BY gpu_id, market, basis ORDER BY day DESC) = 1"
+        " ORDER BY gpu_id, market, basis",
+        params=[list(list_sources), run_date],
+    ).pl()
+
+
+def read_listing_days(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """Daily prices resting on two or more observations, up to the run date.
+
+    What the pooled listing spread (model/price_uncertainty.listing_spreads) is estimated
+    from: a bounded read (days with a single observation carry no spread and are most rows).
+    """
+    return con.sql(
+        "SELECT day, gpu_id, market, n_observations, price_min_usd, price_max_usd, sources"
+        " FROM gpu_prices_daily WHERE day <= ? AND n_observations >= 2"
+        " ORDER BY gpu_id, market, day",
         params=[run_date],
     ).pl()
 

@@ -10,6 +10,7 @@ from reports.content.asof import as_of, first_screen
 from reports.content.blocks import Section, Table, frame_table, interval, money_expr
 from reports.content.changes import changes_section
 from reports.content.llm import llm_section
+from reports.content.prices import priced_with_evidence, with_price_evidence
 from reports.content.tables import detail_sections
 from reports.content.verdicts import verdict_section
 from reports.dataset import Dataset
@@ -42,9 +43,14 @@ def headline_table(top: pl.DataFrame, table: str, **kwargs) -> Table:
             },
             **kwargs,
         )
+    if "price_evidence" not in ranked.columns:
+        ranked = ranked.with_columns(price_evidence=pl.lit(None, dtype=pl.Utf8))
     return frame_table(
         ranked.with_columns(
-            price=money_expr("price_usd"),
+            price=pl.struct("price_usd", "price_evidence").map_elements(
+                lambda r: priced_with_evidence(r["price_usd"], r["price_evidence"]),
+                return_dtype=pl.Utf8,
+            ),
             total=money_expr("total_cost_usd"),
             rel=pl.col("relative_performance").round(2),
             ppd=ppd.map_elements(lambda s: interval(*s.values(), 1000.0), return_dtype=pl.Utf8),
@@ -81,7 +87,10 @@ def headline_section(ds: Dataset) -> Section:
             if top.is_empty():
                 tables.append(Table((), [], **kwargs))
             else:
-                tables.append(headline_table(top, HEADLINE_WAYS[way][0], **kwargs))
+                kind = HEADLINE_WAYS[way][0]
+                if kind == "perf":  # a buy table: say what each price rests on
+                    top = with_price_evidence(top, ds.current_prices)
+                tables.append(headline_table(top, kind, **kwargs))
     return Section(
         "best",
         "Best performance per dollar",

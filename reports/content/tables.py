@@ -7,6 +7,7 @@ import polars as pl
 from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Section, frame_table, interval, money_expr
 from reports.content.break_even import break_even_days_text, break_even_use_text
+from reports.content.prices import consistency_table, unpriced_reasons
 from reports.dataset import Dataset
 
 
@@ -95,7 +96,7 @@ def relative_section(ds: Dataset) -> Section:
 
 
 def unpriced_section(ds: Dataset) -> Section:
-    """GPUs without a price at the as-of date, and why."""
+    """GPUs without a price at the as-of date, and why; prices market consistency left out."""
     data, params = ds.data, ds.data.parameters
     unpriced = sorted(set(data.gpus["gpu_id"]) - set(data.perf["gpu_id"]))
     max_age = params.get("price_max_age_days", 730)
@@ -104,10 +105,19 @@ def unpriced_section(ds: Dataset) -> Section:
         "GPUs without a price",
         [
             f"Prices observed in the last {params.get('price_freshness_days', 180)} days are "
-            f"used as observed; older ones are nowcast to {data.run_date} with their "
-            "segment's drift (`price_method = nowcast`, wider intervals); a GPU last seen on "
-            f"sale over {max_age} days before it, or never, has no price as of {data.run_date}:",
-            ", ".join(unpriced) if unpriced else "Every catalog GPU has a price.",
+            f"used as observed; older ones are nowcast to {data.run_date} with their market "
+            "group's price index (`price_method = nowcast`, wider intervals); a GPU last seen on "
+            f"sale over {max_age} days before it, or never, has no price as of {data.run_date}. "
+            "Market consistency (methodology §4) leaves out a discontinued card's stale new "
+            "price and the older of a used price above the new one; each such price is listed "
+            "below with why.",
+            *([] if unpriced else ["Every catalog GPU has a price."]),
+        ],
+        tables=[
+            unpriced_reasons(
+                unpriced, ds.current_prices, ds.price_consistency, ds.price_history, max_age
+            ),
+            consistency_table(ds.price_consistency),
         ],
     )
 

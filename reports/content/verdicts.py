@@ -6,6 +6,7 @@ from model.ties import tie_label
 from model.verdicts import HEADLINE_KIND, OPTION_TITLES, SCALE, UNITS, rental_hours
 from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Cell, Section, Table, gpu_href, interval, money, percent
+from reports.content.prices import priced_with_evidence, with_price_evidence
 from reports.dataset import Dataset
 
 
@@ -36,7 +37,8 @@ def verdict_cell(row: dict) -> Cell:
         first = f"{value} for {row['gpu_id']}, P(best) {percent(row['p_best'])}"
     if buy:
         price = (
-            f"{money(row['price_usd'])} {row['market']}, "
+            f"{priced_with_evidence(row['price_usd'], row.get('price_evidence'))} "
+            f"{row['market']}, "
             + (
                 f"nowcast from a price {row['age_days']} d old"
                 if row["price_method"] == "nowcast"
@@ -57,7 +59,9 @@ def verdict_cell(row: dict) -> Cell:
 
 def verdict_tables(ds: Dataset, workload: str) -> list[Table]:
     """Buy and rent verdicts for one workload: rows = budgets then memory tiers."""
-    rows = ds.verdicts.filter(pl.col("workload") == workload)
+    rows = with_price_evidence(
+        ds.verdicts.filter(pl.col("workload") == workload), ds.current_prices
+    )
     hours = rental_hours(ds.data.parameters)
     tables = []
     for group, options in (

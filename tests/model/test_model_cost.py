@@ -191,7 +191,11 @@ def test_price_replicates_resample_the_days_observations():
         .group_by("day", "gpu_id", "market")
         .agg(pl.col("price_usd").median())
     )
-    latest = prices_today(daily, pl.DataFrame({"gpu_id": ["a", "b"]}), PARAMS, DAY, "random_walk")
+    # Prices without a log_sd (frames of older callers) resample their day's observations;
+    # current_prices rows carry one and are drawn with it (test_price_uncertainty.py).
+    latest = prices_today(
+        daily, pl.DataFrame({"gpu_id": ["a", "b"]}), PARAMS, DAY, "random_walk"
+    ).with_columns(log_sd=pl.lit(None, dtype=pl.Float64))
     reps = price_replicates(obs, latest, PARAMS)
     assert reps.group_by("gpu_id", "market").len()["len"].to_list() == [200] * 4
     used = reps.filter((pl.col("gpu_id") == "a") & (pl.col("market") == "used"))

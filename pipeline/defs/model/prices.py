@@ -9,6 +9,8 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.market_consistency import LIST_PRICE_SOURCES, choose_basis
+
 # current_prices runs the back-tests to choose its candidate and stores their figures under
 # NOWCAST_CHECK and HOLDOUT_CHECK in model_validation (the model_validation asset leaves
 # those rows alone).
@@ -17,9 +19,7 @@ from model.nowcast import (
     backtest,
     backtest_summary,
     backtest_validation,
-)
-from model.nowcast import (
-    current_prices as compute_current_prices,
+    current_prices_and_drops,
 )
 from model.nowcast_backtest import (
     HOLDOUT_CHECK,
@@ -28,11 +28,12 @@ from model.nowcast_backtest import (
     holdout_validation,
     segment_summary,
 )
+from model.price_uncertainty import listing_spreads
 from pipeline.defs.freshness import RETAIL_PRICES
 from pipeline.defs.metadata import KINDS
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
-from warehouse.reads import read_latest_daily, read_monthly_series
+from warehouse.reads import read_latest_daily, read_listing_days, read_monthly_series
 
 
 def nowcast_choice(
@@ -55,8 +56,10 @@ def nowcast_choice(
         "One row per GPU x market (new, used, mean) for the run date: the price used today, "
         "observed if seen within price_freshness_days, else nowcast from its last observation "
         "with the candidate the back-tests choose (its market group's price index, or a "
-        "drift) and a widening interval; none beyond price_max_age_days. Also writes the "
-        "rolling-origin and held-out-GPU back-tests to model_validation."
+        "drift) and a widening interval; none beyond price_max_age_days. Every price's "
+        "interval comes from its evidence (n, spread, pooled spread). Also writes the "
+        "rolling-origin and held-out-GPU back-tests to model_validation and the prices "
+        "market consistency dropped to price_consistency."
     ),
 )
 def current_prices(
@@ -66,12 +69,20 @@ def current_prices(
     with model_step(context, settings, warehouse) as step:
         con, run_date, params = step.con, step.run_date, step.params
         gpus = con.sql(
-            "SELECT gpu_id, name, launch_price_usd, release_date FROM gpus ORDER BY gpu_id"
+            "SELECT gpu_id, name, vendor, architecture, launch_price_usd, release_date FROM gpus"
+            " ORDER BY gpu_id"
         ).pl()
         monthly = read_monthly_series(con, run_date)
         candidate, summary, holdout = nowcast_choice(monthly, gpus, params.price_max_age_days)
-        latest = read_latest_daily(con, run_date)
-        rows = compute_current_prices(latest, monthly, gpus, params, run_date, candidate)
+        latest = choose_basis(
+            read_latest_daily(con, run_date, LIST_PRICE_SOURCES),
+            params.price_freshness_days,
+            run_date,
+        )
+        spreads = listing_spreads(read_listing_days(con, run_date), gpus, run_date)
+        rows, dropped = current_prices_and_drops(
+            latest, monthly, gpus, params, run_date, candidate, spreads
+        )
         step.write(
             "model_validation",
             pl.concat(
@@ -84,7 +95,12 @@ def current_prices(
             [run_date, NOWCAST_CHECK, HOLDOUT_CHECK],
         )
         step.write("current_prices", rows.with_columns(run_date=pl.lit(run_date)))
-    too_old = latest.height - rows.filter(pl.col("market") != "mean").height
+        step.write("price_consistency", dropped.with_columns(run_date=pl.lit(run_date)))
+    too_old = (
+        latest.select("gpu_id", "market").unique().height
+        - rows.filter(pl.col("market") != "mean").height
+        - dropped.height
+    )
     methods = rows.group_by("market", "price_method").len().sort("market", "price_method")
     overall = holdout.filter(
         (pl.col("segment") == "all segments")
@@ -92,11 +108,18 @@ def current_prices(
         & (pl.col("candidate") == candidate)
     )
     return step.result(
-        f"{rows.height} prices ({candidate}); {too_old} GPU x market "
-        f"last seen over {params.price_max_age_days} days ago left unpriced",
+        f"{rows.height} prices ({candidate}); {dropped.height} GPU x market dropped by "
+        f"market consistency (price_consistency); {too_old} last seen over "
+        f"{params.price_max_age_days} days ago left unpriced",
         gpus=rows["gpu_id"].n_unique(),
         by_method=", ".join(f"{m} {p}: {n}" for m, p, n in methods.iter_rows()),
         too_old=too_old,
+        consistency_drops=dropped.height,
+        zero_width_intervals=rows.filter(pl.col("price_low") >= pl.col("price_high")).height,
+        pooled_listing_spread=", ".join(
+            f"{r['line']} {r['market']} {r['pooled_log_sd']:.3f} ({r['level']})"
+            for r in spreads.iter_rows(named=True)
+        ),
         nowcast_candidate=candidate,
         backtest_median_ape_pct=float(overall["median_ape"][0]) if overall.height else None,
     )

@@ -1,0 +1,43 @@
+"""Product line of a GPU: consumer card, workstation card or data-center part.
+
+model/segments.py splits consumer from professional (street vs list-priced parts, for the
+spec estimator and the nowcast's drift). Two price questions need the finer split:
+
+- how widely listings of one GPU spread on one day (model/price_uncertainty.py pools that
+  per product line x market);
+- how long a card is sold new after its successor (model/market_consistency.py): consumer
+  cards go end-of-life within months of the next generation, while workstation and data-
+  center parts are sold new for years beside it (H100 beside B200).
+
+From the catalog name only, like segments.py: consumer = GeForce, Radeon RX, Arc and the
+TITANs (sold through the same retail channel and retired like consumer cards);
+workstation = Quadro, RTX A/Ada/PRO and Radeon PRO boards; everything else (Tesla, A100,
+H100, L40S, B200, Instinct, ...) is data center.
+"""
+
+import polars as pl
+
+from model.segments import CONSUMER_NAMES
+
+LINES = ("consumer", "workstation", "data_center")
+TITAN = r"(?i)\btitan\b"
+WORKSTATION_NAMES = r"(?i)\b(quadro|radeon pro|rtx a\d+|rtx pro|rtx \d+ ada)\b"
+
+
+def product_line_expr(name: str = "name") -> pl.Expr:
+    """'consumer', 'workstation' or 'data_center' from the GPU's catalog name."""
+    text = pl.col(name).cast(pl.Utf8).fill_null("")
+    return (
+        pl.when(text.str.contains(CONSUMER_NAMES) | text.str.contains(TITAN))
+        .then(pl.lit("consumer"))
+        .when(text.str.contains(WORKSTATION_NAMES))
+        .then(pl.lit("workstation"))
+        .otherwise(pl.lit("data_center"))
+    )
+
+
+def product_lines(gpus: pl.DataFrame) -> pl.DataFrame:
+    """gpu_id -> line (data_center when the catalog frame has no names, as segments do)."""
+    if "name" not in gpus.columns:
+        return gpus.select("gpu_id", line=pl.lit("data_center"))
+    return gpus.select("gpu_id", line=product_line_expr())

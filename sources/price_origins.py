@@ -1,0 +1,76 @@
+"""Where each retail price source's prices come from: country, currency, label, unit.
+
+One table for every retail source of `sources.bundled.RETAIL_SOURCES` (the bundled curated
+history and the live page sources), written once so the warehouse's `current_prices`
+(`source_country`, `source_currency`), the price interval (model/price_uncertainty.py: which
+sources' same-day observations are separate listings) and the site's price labels
+("$2,400 (1 sale, eBay UK, GBP→USD)") all read the same facts. What each source is, with
+its citation, is in sources/data/prices/MANIFEST.md; tests/sources/test_price_origins.py
+checks that every retail source has a row here.
+
+`listings` says whether a day's observations of one GPU from the source are separate
+offers or sales (eBay sold listings, an Amazon search page's result cards) or repeated
+points of one offer or one figure (Keepa's price history of one Amazon product, Lambda's
+quote, a monthly average): only the former measure the spread between listings a buyer
+faces, and only they count as more than one observation for the interval.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Country (ISO 3166 alpha-2) and currency (ISO 4217) of a source's prices."""
+
+    country: str
+    currency: str
+    label: str  # shown on the site; names the country, e.g. "eBay UK", "Amazon US"
+    unit: str  # what one observation is: "sale", "listing", "price point", "quote", ...
+    listings: bool  # a day's observations are separate listings (see the module docstring)
+
+
+ORIGINS: dict[str, Origin] = {
+    # Page sources replayed from the archive: the bundled pages are amazon.com search results
+    # and an ebay.com item page (MANIFEST.md). A live night's observation carries its own
+    # currency in price_observations; the country here is the marketplace the plan searches.
+    "amazon": Origin("US", "USD", "Amazon US", "listing", True),
+    "ebay": Origin("US", "USD", "eBay US", "listing", True),
+    # Curated history (sources/data/prices/history/<source>.csv).
+    "datacenter-street-price": Origin("US", "USD", "US data-center reseller", "listing", True),
+    "ebay-auction-median": Origin("US", "USD", "eBay US auctions", "daily estimate", False),
+    "ebay-sold-dataset": Origin("US", "USD", "eBay US", "sale", True),
+    "ebay-sold-history": Origin("US", "USD", "eBay US", "sale", True),
+    "ebay-sold-uk": Origin("GB", "GBP", "eBay UK", "sale", True),
+    "keepa-amazon": Origin("US", "USD", "Amazon US via Keepa", "price point", False),
+    "lambda-list-price": Origin("US", "USD", "Lambda US list price", "quote", False),
+    "newegg-siliconvalueindex": Origin("US", "USD", "Newegg US", "listing", True),
+    "tomshardware-ebay": Origin("US", "USD", "eBay US (Tom's Hardware)", "monthly average", False),
+}
+
+
+def origin(source: str) -> Origin | None:
+    """The source's origin, or None for a source without a row (shown by its name)."""
+    return ORIGINS.get(source)
+
+
+def split_sources(sources: str | None) -> list[str]:
+    """The distinct sources of a comma-joined `sources` value, sorted."""
+    return sorted({s.strip() for s in (sources or "").split(",") if s.strip()})
+
+
+def countries(sources: str | None) -> str | None:
+    """Comma-joined distinct countries of a `sources` value (None if none is known)."""
+    found = sorted({o.country for s in split_sources(sources) if (o := origin(s))})
+    return ",".join(found) or None
+
+
+def currencies(sources: str | None) -> str | None:
+    """Comma-joined distinct currencies of a `sources` value (None if none is known)."""
+    found = sorted({o.currency for s in split_sources(sources) if (o := origin(s))})
+    return ",".join(found) or None
+
+
+def all_listings(sources: str | None) -> bool:
+    """True when every source of the value is known and counts separate listings."""
+    parts = split_sources(sources)
+    return bool(parts) and all((o := origin(s)) is not None and o.listings for s in parts)
