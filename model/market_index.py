@@ -38,6 +38,8 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from model.product_lines import product_line_expr
+
 # Pairs further apart than this are not compared: a price three years on says more about
 # the card's age than about the market.
 MAX_PAIR_MONTHS = 36
@@ -46,26 +48,16 @@ MIN_MATCHED = 3
 # A group x market needs this many pairs from MIN_MATCHED GPUs for its own index.
 MIN_PAIRS = 10
 
-CONSUMER_GROUP = r"(?i)\b(geforce|radeon rx|arc|titan)\b"
-WORKSTATION_GROUP = r"(?i)(\bquadro\b|^rtx\b|\bradeon pro\b)"
 GROUPS = ("consumer", "workstation", "data center")
 
 
 def market_group_expr(name: str = "name") -> pl.Expr:
-    """'consumer', 'workstation' or 'data center' from the GPU's catalog name.
+    """'consumer', 'workstation' or 'data center': the GPU's product line.
 
-    TITANs go with consumer cards: they are sold at retail to individuals, not through
-    workstation integrators (segment_expr, the spec estimator's rule, counts them as
-    professional; the index cares about where the card is bought).
+    One rule for the index, the interval pools, market consistency and resale
+    (model/product_lines.py).
     """
-    name_col = pl.col(name).cast(pl.Utf8).fill_null("")
-    return (
-        pl.when(name_col.str.contains(CONSUMER_GROUP))
-        .then(pl.lit("consumer"))
-        .when(name_col.str.contains(WORKSTATION_GROUP))
-        .then(pl.lit("workstation"))
-        .otherwise(pl.lit("data center"))
-    )
+    return product_line_expr(name).replace("data_center", "data center")
 
 
 def index_key_expr(group: pl.Expr, market: pl.Expr) -> pl.Expr:

@@ -41,7 +41,7 @@ import numpy as np
 import polars as pl
 
 from model.nowcast import years_since_epoch
-from model.segments import segment_expr
+from model.product_lines import product_line_expr
 
 SEGMENTS = ("consumer", "workstation", "data_center")
 ALL_SEGMENTS = "all"
@@ -58,12 +58,6 @@ EBAY_FEE_RATE = 0.1325
 EBAY_FEE_TIER_USD = 7500.0
 EBAY_FEE_RATE_ABOVE_TIER = 0.0235
 EBAY_FEE_PER_ORDER_USD = 0.40
-
-# Data-center parts (modules, Tesla, Instinct, A/H/L/B-series accelerators) vs workstation
-# cards (Quadro, RTX A/Ada/PRO, Radeon PRO, TITAN): the catalog has no such column, so the
-# name and form factor decide. Consumer cards are model.segments' consumer segment.
-DATA_CENTER_NAMES = r"(?i)^(tesla|instinct|[abhl]\d|gh\d|gb\d)"
-MODULE_FORM_FACTORS = ("sxm", "oam", "superchip")
 
 FIT_SCHEMA = {
     "segment": pl.Utf8,
@@ -90,16 +84,8 @@ BASIS_SCHEMA = {
 
 
 def resale_segment_expr() -> pl.Expr:
-    """'consumer', 'workstation' or 'data_center' from the catalog's name and form factor."""
-    form = pl.col("form_factor").cast(pl.Utf8).fill_null("")
-    name = pl.col("name").cast(pl.Utf8).fill_null("")
-    return (
-        pl.when(segment_expr() == "consumer")
-        .then(pl.lit("consumer"))
-        .when(form.is_in(MODULE_FORM_FACTORS) | name.str.contains(DATA_CENTER_NAMES))
-        .then(pl.lit("data_center"))
-        .otherwise(pl.lit("workstation"))
-    )
+    """'consumer', 'workstation' or 'data_center': the product line (model/product_lines.py)."""
+    return product_line_expr()
 
 
 def _with_segments(gpus: pl.DataFrame) -> pl.DataFrame:

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from model.nowcast import prices_today
+from model.nowcast_backtest import prices_today
 from model.parameters import ModelParameters
 from model.price_uncertainty import (
     FALLBACK_LOG_SD,
