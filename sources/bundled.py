@@ -60,6 +60,9 @@ CURATED_SOURCES = (
     "keepa-amazon",
     "lambda-list-price",
     "newegg-siliconvalueindex",
+    # Dated list prices (vendor launch MSRPs, a reseller's published list price) with their
+    # source: labelled list by the `-list-price` suffix, like Lambda's, never street prices.
+    "published-list-price",
     "tomshardware-ebay",
 )
 RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})
