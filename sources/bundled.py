@@ -63,6 +63,9 @@ CURATED_SOURCES = (
     # Dated list prices (vendor launch MSRPs, a reseller's published list price) with their
     # source: labelled list by the `-list-price` suffix, like Lambda's, never street prices.
     "published-list-price",
+    # Street or used prices quoted, with a date, in articles and price trackers (one page per
+    # row; a quoted range is two rows, its low and high end): labelled in each title.
+    "quoted-street-price",
     "tomshardware-ebay",
 )
 RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})
