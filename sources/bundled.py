@@ -57,6 +57,9 @@ CURATED_SOURCES = (
     "ebay-sold-dataset",
     "ebay-sold-history",
     "ebay-sold-uk",
+    # Greek retail asks (skroutz, bestprice, shopflix, e-shop, snif) as a public tracker recorded
+    # them on one day, EUR incl. 24 % VAT: new-card street prices, one row per listing.
+    "gpu-prices-gr",
     "keepa-amazon",
     "lambda-list-price",
     "newegg-siliconvalueindex",
