@@ -8,8 +8,10 @@ Nothing implausible loads: amounts must be finite and positive, observations may
 dated in the future, a source or provider must be one the pipeline reads (a row with an
 unknown one would otherwise be dropped silently), a price more than `PLAUSIBLE_FACTOR`
 times the GPU's launch price or the median of its other rows (or less than a
-`PLAUSIBLE_FACTOR`-th of that squared) is refused, and a row repeated is an error, never
-a double weight. Every refusal names file, line and field.
+`PLAUSIBLE_FACTOR`-th of that squared), below `LAUNCH_FLOOR_SHARE` of the launch price or
+outside the hard USD band `USD_PRICE_BAND` is refused, a price in a currency without a
+bundled exchange rate (on or before its day) is refused, and a row repeated is an error,
+never a double weight. Every refusal names file, line and field.
 """
 
 import dataclasses
@@ -55,9 +57,18 @@ CURATED_SOURCES = (
     "ebay-sold-dataset",
     "ebay-sold-history",
     "ebay-sold-uk",
+    # Greek retail asks (skroutz, bestprice, shopflix, e-shop, snif) as a public tracker recorded
+    # them on one day, EUR incl. 24 % VAT: new-card street prices, one row per listing.
+    "gpu-prices-gr",
     "keepa-amazon",
     "lambda-list-price",
     "newegg-siliconvalueindex",
+    # Dated list prices (vendor launch MSRPs, a reseller's published list price) with their
+    # source: labelled list by the `-list-price` suffix, like Lambda's, never street prices.
+    "published-list-price",
+    # Street or used prices quoted, with a date, in articles and price trackers (one page per
+    # row; a quoted range is two rows, its low and high end): labelled in each title.
+    "quoted-street-price",
     "tomshardware-ebay",
 )
 RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})
@@ -67,6 +78,17 @@ BENCHMARK_SOURCES = frozenset({"lambda", "nvidia-dle", "mlperf"})
 # rows) is a transcription error; so is one below median / PLAUSIBLE_FACTOR**2 (used
 # cards of old GPUs do sell for a tenth of their launch price).
 PLAUSIBLE_FACTOR = 10.0
+# A price below this share of the GPU's launch price is not a sale of a working card: the
+# cheapest completed sales in the snapshot are 13 % of launch (an RTX 3060 Ti at $60 in
+# 2021); what fell below 5 % were in-progress auction bids (sources/data/prices/MANIFEST.md,
+# "Plausibility"). The ceiling stays at PLAUSIBLE_FACTOR x launch: 2020 scalper sales of
+# the RTX 3080 reached 9.9x its $699 launch price and are real sold listings.
+LAUNCH_FLOOR_SHARE = 0.05
+# Hard bounds on one GPU's price in USD whatever the GPU (also those without a launch
+# price): nothing in the catalog sells for under $10, and the dearest per-GPU figure in
+# reach (a GB200 superchip's share of an NVL72 rack, or a B200 server divided by 8) is
+# far below $250,000. Other currencies are checked after conversion, in `to_usd`.
+USD_PRICE_BAND = (10.0, 250_000.0)
 _LINE = "_line"
 
 
@@ -371,18 +393,22 @@ def read_retail_observations(
     path: str | Path,
     gpu_ids: frozenset[str] | None,
     launch_prices: Mapping[str, float] | None = None,
+    rates: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Retail price observations (new and used), one row per observed offer or sale.
 
     Args:
         path: The CSV.
         gpu_ids: The catalog's ids (None: any lowercase slug).
-        launch_prices: USD launch price per gpu_id, when known: a USD price more than
-            `PLAUSIBLE_FACTOR` times it is refused.
+        launch_prices: USD launch price per gpu_id, when known: a price more than
+            `PLAUSIBLE_FACTOR` times it, or under `LAUNCH_FLOOR_SHARE` of it, is refused.
+        rates: The bundled exchange rates (`read_fx_rates`). Given, a currency other than
+            USD must have a rate on or before the row's day, and the launch-price and
+            `USD_PRICE_BAND` checks apply to every row in USD; None: to USD rows only.
 
     Raises:
-        BadInputError: A bad cell, an unknown source, a future date, a repeated row or an
-            implausible price (file, line and field named).
+        BadInputError: A bad cell, an unknown source, a future date, a repeated row, a
+            currency without a rate or an implausible price (file, line and field named).
     """
     columns = [
         Column("observed_at", "datetime", not_future=True),
@@ -405,7 +431,51 @@ def read_retail_observations(
     key = tuple(c.name for c in columns if c.name != "citation")
     frame = read_table(path, columns, unique=key, line_column=_LINE)
     _check_plausible(frame, path, "price", ("gpu_id", "currency"), launch_prices, "USD")
+    _check_price_band(_in_usd(frame, path, rates), path, launch_prices or {})
     return frame.drop(_LINE)
+
+
+def _in_usd(frame: pl.DataFrame, path: str | Path, rates: pl.DataFrame | None) -> pl.DataFrame:
+    """The rows with `price_usd`: all of them when `rates` is given, else the USD rows.
+
+    Raises:
+        BadInputError: A row whose currency has no rate on or before its day.
+    """
+    if rates is None:
+        return frame.filter(pl.col("currency") == "USD").with_columns(price_usd=pl.col("price"))
+    converted = add_usd(frame, rates)
+    for row in converted.filter(pl.col("price_usd").is_null()).iter_rows(named=True):
+        known = sorted({"USD", *rates["currency"].unique().to_list()})
+        reason = (
+            f"no exchange rate for {row['currency']!r} on or before "
+            f"{row['observed_at'].date()} in fx_rates.csv (currencies with rates: {known})"
+        )
+        raise BadInputError(path, row[_LINE], "currency", reason)
+    return converted
+
+
+def _check_price_band(
+    usd: pl.DataFrame, path: str | Path, launch_prices: Mapping[str, float]
+) -> None:
+    """Refuse a USD price outside `USD_PRICE_BAND` or under `LAUNCH_FLOOR_SHARE` of launch.
+
+    Raises:
+        BadInputError: The first such row, naming its line and the `price` field.
+    """
+    low, high = USD_PRICE_BAND
+    for row in usd.iter_rows(named=True):
+        amount, gpu = row["price_usd"], row["gpu_id"]
+        launch = launch_prices.get(gpu)
+        if not low <= amount <= high:
+            reason = f"${amount:,.2f} for one {gpu} is outside ${low:,.0f}-${high:,.0f}"
+        elif launch and amount < launch * LAUNCH_FLOOR_SHARE:
+            share = f"{LAUNCH_FLOOR_SHARE:.0%}"
+            reason = f"${amount:,.2f} is under {share} of the {gpu} launch price ${launch:,.0f}"
+        elif launch and row["currency"] != "USD" and amount > launch * PLAUSIBLE_FACTOR:
+            reason = f"${amount:,.2f} is over {PLAUSIBLE_FACTOR:g}x the launch price {launch:g}"
+        else:
+            continue
+        raise BadInputError(path, row[_LINE], "price", reason)
 
 
 def price_fact_files(prices_dir: str | Path) -> list[Path]:
@@ -421,15 +491,20 @@ def read_price_facts(
 ) -> pl.DataFrame:
     """Every bundled retail fact (read_retail_observations on each file, concatenated).
 
+    The folder's `fx_rates.csv` (when present) is the rate table every non-USD row must
+    find a rate in, on or before its day; the plausibility band applies in USD.
+
     Raises:
         BadInputError: A bad row in any file, or a source found in two files (its rows
             would be loaded twice; each source has one file).
     """
     frames, owner = [], {}
+    fx_path = Path(prices_dir) / "fx_rates.csv"
+    rates = read_fx_rates(fx_path) if fx_path.exists() else None
     for path in price_fact_files(prices_dir):
         if not path.exists():
             continue
-        frame = read_retail_observations(path, gpu_ids, launch_prices)
+        frame = read_retail_observations(path, gpu_ids, launch_prices, rates)
         for source in frame["source"].unique().sort():
             if source in owner:
                 raise BadInputError(

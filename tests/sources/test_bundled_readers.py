@@ -155,3 +155,82 @@ def test_benchmark_figure_from_an_unknown_publisher_is_refused(tmp_path):
     with pytest.raises(BadInputError, match="is not one of") as error:
         read_benchmark_figures(path, None)
     assert (error.value.line, error.value.column) == (first + 1, "source")
+
+
+# Issue 23: every malformed or implausible row of a bundled price file is refused naming
+# file and line; the fixtures below are written by the tests (one bad row after 3 good).
+@pytest.mark.parametrize(
+    ("bad", "field", "reason"),
+    [
+        (retail_row(day="2025-13-40", n=9), "observed_at", "not a valid datetime"),
+        (retail_row(price="1,500", n=9), "(row)", "expected 10 fields"),
+        (retail_row(price="cheap", n=9), "price", "not a valid float"),
+        (retail_row(gpu="rtx-9999", n=9), "gpu_id", "is not one of"),
+        (retail_row(n=9).replace(",new,", ",refurbished,"), "market", "is not one of"),
+        (retail_row(n=9).replace(",USD,", ",usd,"), "currency", "not an ISO currency code"),
+    ],
+)
+def test_malformed_price_rows_are_refused_with_file_and_line(tmp_path, bad, field, reason):
+    path = write(tmp_path, RETAIL_HEADER, valid_retail([bad]))
+    with pytest.raises(BadInputError) as error:
+        read_retail_observations(path, frozenset({"rtx-4090"}))
+    assert (error.value.line, error.value.column) == (5, field)
+    assert reason in error.value.reason
+    assert f"{path}, line 5" in str(error.value)
+
+
+def prices_folder(tmp_path, rows, rates=("2025-01-01,EUR,1.10,fixture",)):
+    """A bundled-price folder: one history file and an fx_rates.csv."""
+    folder = tmp_path / "prices"
+    (folder / "history").mkdir(parents=True)
+    (folder / "history" / "keepa-amazon.csv").write_text(RETAIL_HEADER + "".join(rows), "utf-8")
+    header = "day,currency,usd_per_unit,source\n"
+    (folder / "fx_rates.csv").write_text(header + "".join(f"{r}\n" for r in rates), "utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        # A currency with no rate at all, and one whose first rate is after the sale.
+        (retail_row(n=9).replace(",USD,", ",XYZ,"), "no exchange rate for 'XYZ' on or before"),
+        (retail_row(n=9, day="2024-12-31").replace(",USD,", ",EUR,"), "on or before 2024-12-31"),
+    ],
+)
+def test_a_currency_without_a_bundled_rate_is_refused_on_its_line(tmp_path, bad, reason):
+    folder = prices_folder(tmp_path, valid_retail([bad]))
+    with pytest.raises(BadInputError) as error:
+        read_price_facts(folder, None)
+    assert (error.value.line, error.value.column) == (5, "currency")
+    assert reason in error.value.reason
+    assert "keepa-amazon.csv" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        # Under 5 % of the $1,599 launch price (an auction bid, not a sale of a working card).
+        (retail_row(price="75", n=9), "under 5% of the rtx-4090 launch price $1,599"),
+        # The hard band applies to GPUs without a launch price too.
+        (retail_row(price="9.50", gpu="h100-nvl-94gb", n=9), "outside $10-$250,000"),
+        (retail_row(price="260000", gpu="b300", n=9), "outside $10-$250,000"),
+        # A EUR price is checked in USD: EUR 17,000 x 1.10 is over 10x the launch price.
+        (retail_row(price="17000", n=9).replace(",USD,", ",EUR,"), "over 10x the launch price"),
+        (retail_row(price="60", n=9).replace(",USD,", ",EUR,"), "under 5% of the rtx-4090"),
+    ],
+)
+def test_an_implausible_price_is_refused_on_its_line(tmp_path, bad, reason):
+    folder = prices_folder(tmp_path, valid_retail([bad]))
+    with pytest.raises(BadInputError) as error:
+        read_price_facts(folder, None, {"rtx-4090": 1599.0})
+    assert (error.value.line, error.value.column) == (5, "price")
+    assert reason in error.value.reason
+    assert "keepa-amazon.csv, line 5" in str(error.value)
+
+
+def test_plausible_prices_in_any_rated_currency_pass(tmp_path):
+    eur = retail_row(price="1450", n=9).replace(",USD,", ",EUR,")
+    folder = prices_folder(tmp_path, valid_retail([eur, retail_row(price="80", n=10)]))
+    facts = read_price_facts(folder, None, {"rtx-4090": 1599.0})
+    assert facts.height == 5
+    assert set(facts["currency"]) == {"USD", "EUR"}
