@@ -29,9 +29,9 @@ import datetime as dt
 import polars as pl
 
 from model.product_lines import product_line_expr
+from sources.price_origins import LIST_PRICE_SOURCES
 
 # Sources whose prices are quoted list prices, not street/sold observations.
-LIST_PRICE_SOURCES = ("lambda-list-price",)
 # Architectures of a vendor first released within this many days of a generation's first
 # architecture belong to that generation (Hopper and Ada: 182 days apart; AMD's CDNA 1 and
 # CDNA 2, MI100 and MI250: 357 days apart, two generations).

@@ -53,6 +53,8 @@ PAGE_SOURCES = ("amazon", "ebay")
 # the price_history backfill (sources/data/prices/MANIFEST.md says what each one is).
 CURATED_SOURCES = (
     "datacenter-street-price",
+    # A data-center reseller's published list price (Delta Computer, DE), EUR excl. VAT.
+    "delta-list-price",
     "ebay-auction-median",
     "ebay-sold-dataset",
     "ebay-sold-history",

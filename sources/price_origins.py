@@ -27,6 +27,14 @@ class Origin:
     label: str  # shown on the site; names the country, e.g. "eBay UK", "Amazon US"
     unit: str  # what one observation is: "sale", "listing", "price point", "quote", ...
     listings: bool  # a day's observations are separate listings (see the module docstring)
+    # A list price (a vendor's or reseller's published price, a launch MSRP), not a street
+    # observation: model/market_consistency.py lets it stand only where no newer street
+    # price exists, and the site labels it.
+    list_price: bool = False
+    # Sales tax included in the source's prices (EU retail asks include VAT; US prices are
+    # quoted before sales tax): the USD conversion divides it out (sources/fx.add_usd), so
+    # every price in the warehouse is comparable, before tax.
+    vat_rate: float = 0.0
 
 
 ORIGINS: dict[str, Origin] = {
@@ -41,11 +49,20 @@ ORIGINS: dict[str, Origin] = {
     "ebay-sold-dataset": Origin("US", "USD", "eBay US", "sale", True),
     "ebay-sold-history": Origin("US", "USD", "eBay US", "sale", True),
     "ebay-sold-uk": Origin("GB", "GBP", "eBay UK", "sale", True),
+    "delta-list-price": Origin("DE", "EUR", "Delta Computer DE list price", "quote", False, True),
+    # Greek shops' asks, EUR incl. 24 % VAT (the standard rate, Greek VAT code art. 21).
+    "gpu-prices-gr": Origin("GR", "EUR", "Greek retail", "listing", True, vat_rate=0.24),
     "keepa-amazon": Origin("US", "USD", "Amazon US via Keepa", "price point", False),
-    "lambda-list-price": Origin("US", "USD", "Lambda US list price", "quote", False),
+    "lambda-list-price": Origin("US", "USD", "Lambda US list price", "quote", False, True),
     "newegg-siliconvalueindex": Origin("US", "USD", "Newegg US", "listing", True),
+    "published-list-price": Origin("US", "USD", "US list price", "quote", False, True),
+    "quoted-street-price": Origin("US", "USD", "US price quoted by a dated page", "quote", False),
     "tomshardware-ebay": Origin("US", "USD", "eBay US (Tom's Hardware)", "monthly average", False),
 }
+
+
+# The sources whose prices are list prices, not street observations.
+LIST_PRICE_SOURCES = tuple(sorted(name for name, o in ORIGINS.items() if o.list_price))
 
 
 def origin(source: str) -> Origin | None:
