@@ -6,6 +6,7 @@ import polars as pl
 
 from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Section, frame_table, interval, money_expr
+from reports.content.renting import stale_note, top_fresh
 from reports.dataset import Dataset
 
 
@@ -167,19 +168,19 @@ def cloud_section(ds: Dataset, k: int = 5) -> Section:
         section.paragraphs.append("No cloud offer matches a GPU with a performance value.")
         return section
     ppd = pl.struct("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high")
+    note = stale_note(data.cloud_perf, data.parameters)
+    if note:
+        section.paragraphs.append(note)
     for workload, title in WORKLOAD_TITLES.items():
         for price_type in ("on_demand", "spot"):
-            top = (
+            top = top_fresh(
                 data.cloud_perf.filter(
                     (pl.col("workload") == workload) & (pl.col("price_type") == price_type)
-                )
-                .sort("perf_per_dollar", descending=True)
-                .head(k)
-                .with_columns(
-                    ppd=ppd.map_elements(lambda s: interval(*s.values()), return_dtype=pl.Utf8),
-                    usd=pl.col("usd_per_gpu_hour").round(3),
-                    offer_day=pl.col("offer_day").cast(pl.Utf8),
-                )
+                ),
+                k,
+            ).with_columns(
+                ppd=ppd.map_elements(lambda s: interval(*s.values()), return_dtype=pl.Utf8),
+                usd=pl.col("usd_per_gpu_hour").round(3),
             )
             if top.is_empty():
                 continue
@@ -192,7 +193,8 @@ def cloud_section(ds: Dataset, k: int = 5) -> Section:
                         "instance_type": "instance",
                         "usd": "$/GPU-hour",
                         "ppd": "ref-GPU-hours per $",
-                        "offer_day": "price as of",
+                        "offer_age": "offer as of",
+                        "market": "price set by",
                     },
                     title=f"{title}, {price_type.replace('_', '-')}",
                 )
