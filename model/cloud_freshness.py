@@ -118,6 +118,8 @@ def stale_candidates(
     cells get no count). Returns workload, kind, limit, option, stale_offers and
     stale_newest_days (the youngest such offer's age).
     """
+    if "offer_age_days" not in stale.columns:  # offers never dated: nothing is stale
+        stale = stale.clear().with_columns(offer_age_days=pl.lit(None, dtype=pl.Int32))
     base = stale.select(
         "workload", "option", "gpu_id", "offer_age_days", "usd_per_gpu_hour", "gpu_count"
     )
