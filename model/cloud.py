@@ -4,6 +4,7 @@ import datetime as dt
 
 import polars as pl
 
+from model.cloud_freshness import DEPTH_COLUMNS, depth_aggregations, fresh_first
 from model.cost import (
     MARKET_PREFERENCE,
     SERVER,
@@ -43,15 +44,26 @@ def break_even_days(
 def cheapest_offers(offers: pl.DataFrame) -> pl.DataFrame:
     """The cheapest offer per GPU-hour per GPU x provider x price type (types never mixed).
 
-    Ties go to the instance type that sorts first, so reruns pick the same instance.
+    Ties go to the instance type that sorts first, so reruns pick the same instance. Offers
+    that have been through `cloud_freshness.with_freshness` put fresh ones first (a stale
+    offer is the pick only where the provider has no fresh one) and carry the pick's
+    freshness and listings (`cloud_freshness.DEPTH_COLUMNS`).
     """
+    dated = "fresh" in offers.columns
     return (
-        offers.sort("usd_per_gpu_hour", "instance_type", "region", nulls_last=True)
+        offers.sort(
+            *(fresh_first() if dated else []),
+            "usd_per_gpu_hour",
+            "instance_type",
+            "region",
+            nulls_last=True,
+        )
         .group_by("gpu_id", "provider", "price_type")
         .agg(
             pl.col("usd_per_gpu_hour").first(),
             pl.col("instance_type").first(),
             pl.col("region").first(),
+            *(depth_aggregations() if dated else []),
             offer_day=pl.col("observed_at").first().cast(pl.Date),
             n_offers=pl.len().cast(pl.Int32),
         )
@@ -230,11 +242,14 @@ def cloud_perf_per_dollar(
 
     perf_per_dollar = relative performance / USD per GPU-hour of the provider's cheapest
     offer of that price type, i.e. reference-GPU-hours of work bought with one dollar.
-    `rank` is 1 for the best of its workload and price type across all providers.
+    `rank` is 1 for the best of its workload and price type across all providers; with
+    offers dated by `cloud_freshness.with_freshness`, only fresh offers are ranked (a stale
+    one keeps its row, `fresh` false and `rank` NULL).
     """
+    picks = cheapest_offers(offers)
+    ranked = pl.col("fresh") if "fresh" in picks.columns else pl.lit(True)
     return (
-        cheapest_offers(offers)
-        .join(relative.select("gpu_id", "workload", "value", "method"), on="gpu_id")
+        picks.join(relative.select("gpu_id", "workload", "value", "method"), on="gpu_id")
         .with_columns(
             perf_per_dollar=pl.col("value") / pl.col("usd_per_gpu_hour"),
             run_date=pl.lit(run_date),
@@ -242,7 +257,8 @@ def cloud_perf_per_dollar(
         .with_columns(
             # Equal values share a rank: offers at the same price (T4 on AWS and Azure)
             # must not swap places between reruns.
-            rank=pl.col("perf_per_dollar")
+            rank=pl.when(ranked)
+            .then(pl.col("perf_per_dollar"))
             .rank("min", descending=True)
             .over("workload", "price_type")
             .cast(pl.Int32)
@@ -262,6 +278,7 @@ def cloud_perf_per_dollar(
             "rank",
             "offer_day",
             "n_offers",
+            *(c for c in DEPTH_COLUMNS if c in picks.columns),
         )
-        .sort("workload", "price_type", "rank")
+        .sort("workload", "price_type", "rank", "gpu_id", "provider", nulls_last=True)
     )

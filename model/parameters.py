@@ -13,6 +13,8 @@ from model.benchmark_weights import BENCHMARK_CLASSES, default_weights
 from model.llm_constants import ARCHITECTURES, BITS_PER_WEIGHT
 
 WORKLOADS = ("training_16bit", "inference_16bit", "inference_8bit")
+# How a cloud price is set (cloud_offers.pricing; each has a cloud_freshness_days window).
+CLOUD_PRICING_KINDS = ("list", "spot", "marketplace")
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,24 @@ class ModelParameters:
         }
     )
 
+    # Cloud offers older than this (days, by how the price is set) stay in the tables,
+    # flagged, but never enter a verdict, the headline, the recommendations or a rank
+    # (model/cloud_freshness.py; methodology "Rent verdicts on live offers"). The kind of
+    # each offer is set once, in the provider registry (sources/cloud/providers.py):
+    # - list: a price the provider publishes per instance (AWS/Azure/GCP/Lambda/CoreWeave/
+    #   Hyperstack on-demand and reserved, CoreWeave's and Hyperstack's rate-card spot,
+    #   RunPod secure). These change a few times a year (AWS cut P4/P5 on-demand by up to
+    #   45 % in June 2025: the bundled p4d.24xlarge went from $32.77/h to $21.96/h), so
+    #   half a year, the retail price_freshness_days;
+    # - spot: a spot price the provider's capacity algorithm sets (AWS, Azure, GCP, RunPod):
+    #   "can change up to once every 30 days" (GCP), "adjust gradually" and are republished
+    #   every 5 minutes (AWS);
+    # - marketplace: a host's own price on a marketplace (vast.ai, RunPod community), which
+    #   hosts change or withdraw at any time; 30 days, the `cloud prices` stale rule.
+    cloud_freshness_days: dict[str, int] = field(
+        default_factory=lambda: {"list": 180, "spot": 30, "marketplace": 30}
+    )
+
     # --- cost, uncertainty and decisions (docs/methodology.md §5-9) ---
     # Multiplies every host_cost_usd entry: one knob for cheaper or dearer hosts.
     host_cost_scale: float = 1.0
@@ -152,6 +172,14 @@ def _sized_floats(text: str) -> dict[int, float]:
     return {int(size): float(value) for size, value in pairs}
 
 
+def _named_ints(text: str) -> dict[str, int]:
+    """`"list=180,marketplace=30"` -> {"list": 180, "marketplace": 30}."""
+    pairs = [part.split("=") for part in text.split(",") if part.strip()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise ValueError(f"expected name=days pairs, got {text!r}")
+    return {name.strip(): int(days) for name, days in pairs}
+
+
 # Environment overrides: name -> (field, type).
 _ENV = {
     "GPUVALUE_REFERENCE_GPU": ("reference_gpu", str),
@@ -170,6 +198,8 @@ _ENV = {
     "GPUVALUE_BOOTSTRAP_SEED": ("bootstrap_seed", int),
     "GPUVALUE_PRICE_FRESHNESS_DAYS": ("price_freshness_days", int),
     "GPUVALUE_PRICE_MAX_AGE_DAYS": ("price_max_age_days", int),
+    # Only the kinds named change: "marketplace=14" keeps the other windows.
+    "GPUVALUE_CLOUD_FRESHNESS_DAYS": ("cloud_freshness_days", _named_ints),
     "GPUVALUE_LLM_CONTEXT_TOKENS": ("llm_context_tokens", int),
     "GPUVALUE_LLM_MODEL_SIZES_B": ("llm_model_sizes_b", _ints),
 }
@@ -186,7 +216,7 @@ def from_env(base: ModelParameters | None = None, env: dict[str, str] | None = N
                 changes[attr] = kind(env[name])
             except ValueError as exc:
                 raise ValueError(f"{name}={env[name]!r} is not a valid {kind.__name__}") from exc
-    return check(replace(base, **changes))
+    return check(replace(base, **_merged(base, changes)))
 
 
 def with_overrides(base: ModelParameters, overrides: dict[str, str]) -> ModelParameters:
@@ -204,7 +234,18 @@ def with_overrides(base: ModelParameters, overrides: dict[str, str]) -> ModelPar
             changes[attr] = kinds[attr](text)
         except ValueError as exc:
             raise ValueError(f"{attr}={text!r} is not a valid {kinds[attr].__name__}") from exc
-    return check(replace(base, **changes))
+    return check(replace(base, **_merged(base, changes)))
+
+
+# Dict parameters an override amends rather than replaces (one window changed at a time).
+_MERGED = ("cloud_freshness_days",)
+
+
+def _merged(base: ModelParameters, changes: dict) -> dict:
+    return {
+        attr: {**getattr(base, attr), **value} if attr in _MERGED else value
+        for attr, value in changes.items()
+    }
 
 
 def check(params: ModelParameters) -> ModelParameters:
@@ -232,6 +273,12 @@ def check(params: ModelParameters) -> ModelParameters:
         raise ValueError(
             f"benchmark_weights needs a positive weight for each of {sorted(BENCHMARK_CLASSES)}; "
             f"got {params.benchmark_weights}"
+        )
+    windows = params.cloud_freshness_days
+    if set(windows) != set(CLOUD_PRICING_KINDS) or any(d < 0 for d in windows.values()):
+        raise ValueError(
+            f"cloud_freshness_days needs a window of 0 days or more for each of "
+            f"{list(CLOUD_PRICING_KINDS)}; got {windows}"
         )
     if params.bootstrap_replicates < 1:
         raise ValueError("bootstrap_replicates must be at least 1")

@@ -12,6 +12,7 @@ import datetime as dt
 
 import polars as pl
 
+from model.cloud_freshness import fresh_only
 from model.ties import tie_groups
 
 BUY_OPTIONS = {"new": "buy_new", "used": "buy_used"}
@@ -56,10 +57,13 @@ def rent_candidates(
     """Each GPU's best offer per rent option: (candidates, replicates) with an `option`.
 
     `cloud` is the cloud_perf_per_dollar table; the best offer is the cheapest GPU-hour
-    across providers (ties: provider name), so it is the same for every workload.
+    across providers (ties: provider name), so it is the same for every workload. Only
+    fresh offers compete (model/cloud_freshness.py): a GPU whose offers are all older than
+    their window is not a candidate.
     """
     best = (
-        cloud.filter(pl.col("price_type").is_in(list(RENT_OPTIONS)))
+        fresh_only(cloud)
+        .filter(pl.col("price_type").is_in(list(RENT_OPTIONS)))
         .with_columns(option=pl.col("price_type").replace_strict(RENT_OPTIONS))
         .sort("usd_per_gpu_hour", "provider", "instance_type", nulls_last=True)
         .group_by("option", "workload", "gpu_id", maintain_order=True)

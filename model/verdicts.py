@@ -27,6 +27,11 @@ group (`tie_gpu_ids`, model/ties.py), and the site says "tie: A, B, C". `kind` `
 (limit 0: any memory) is the front page's one-line answer per workload and option: the
 best 1-GPU system of all eligible GPUs. `basis` and `caveat` say what the pick's number
 rests on (evidence_basis).
+
+Renting competes on fresh offers only (model/cloud_freshness.py): an offer older than its
+window (`cloud_freshness_days`) never wins a cell, and a cell left with no fresh offer says
+so in `why`. A marketplace pick carries its `listings` and `locations`; `offer_caveat` says
+when it rests on a single listing.
 """
 
 import datetime as dt
@@ -34,6 +39,13 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from model.cloud_freshness import (
+    fresh_only,
+    offer_caveat,
+    stale_candidates,
+    stale_only,
+    window_text,
+)
 from model.eligibility import keep_eligible
 from model.parameters import WORKLOADS
 from model.ties import TIE_MAX_P_BEST, tie_groups
@@ -87,6 +99,10 @@ _SCHEMA = {
     "usd_per_gpu_hour": pl.Float64,
     "gpu_count": pl.Int32,
     "offer_day": pl.Date,
+    "pricing": pl.Utf8,
+    "listings": pl.Int32,
+    "locations": pl.Utf8,
+    "reliability": pl.Float64,
     "runner_up_gpu_id": pl.Utf8,
     "runner_up_system_gpus": pl.Int32,
     "n_candidates": pl.Int32,
@@ -97,12 +113,14 @@ _SCHEMA = {
     "tie_gpu_ids": pl.Utf8,
     "tie_system_gpus": pl.Utf8,
 }
-# The verdicts table's columns, in order (013_verdicts.sql, 016_evidence_basis.sql).
+# The verdicts table's columns, in order (013_verdicts.sql, 016_evidence_basis.sql,
+# 021_rent_freshness.sql).
 _TIE = ["tie_gpu_ids", "tie_system_gpus"]
+_OFFER = ["pricing", "listings", "locations", "reliability"]
 COLUMNS = [
     "run_date",
-    *(c for c in _SCHEMA if c not in _TIE),
-    *("age_days", "unit", "why", "basis", "caveat", *_TIE),
+    *(c for c in _SCHEMA if c not in _TIE + _OFFER),
+    *("age_days", "unit", "why", "basis", "caveat", *_TIE, *_OFFER, "offer_caveat"),
 ]
 # The front page's headline rows: the best 1-GPU system of any memory (recommendations
 # computed for a memory tier of 0 GB).
@@ -295,6 +313,7 @@ def memory_verdicts(
         "instance_type",
         "region",
         "offer_day",
+        *(c for c in ("pricing", "listings", "locations", "reliability") if c in cloud_perf),
         cloud_relative="relative_performance",
     )
     out = rec.join(buy, on=["gpu_id", "workload", "market"], how="left").join(
@@ -371,7 +390,7 @@ def _missing_rows(
     return _conform(missing)
 
 
-def _why(hours: float, host_usd: float) -> pl.Expr:
+def _why(hours: float, host_usd: float, windows: dict) -> pl.Expr:
     """One line of why for each verdict (or why there is none)."""
     buy = pl.col("option").str.starts_with("buy")
     system = pl.format("{}× {}", pl.col("fastest_system_gpus"), pl.col("fastest_gpu_id"))
@@ -441,6 +460,7 @@ def _why(hours: float, host_usd: float) -> pl.Expr:
             )
         )
     )
+    none = _stale_none(none, windows)
     tie = (
         pl.when(pl.col("tie_gpu_ids").is_not_null())
         .then(
@@ -455,6 +475,32 @@ def _why(hours: float, host_usd: float) -> pl.Expr:
         pl.when(pl.col("gpu_id").is_null())
         .then(none)
         .otherwise(pl.format("{}; {}{}{}", pool, runner, fastest, tie))
+    )
+
+
+def _stale_none(none: pl.Expr, windows: dict) -> pl.Expr:
+    """An empty rent cell whose only candidates are stale offers says so.
+
+    No fresh offer at all: "no offer observed within its freshness window"; fresh offers
+    that do not fit a budget keep "nothing fits" and add the stale ones left out.
+    """
+    rent = pl.col("option").str.starts_with("rent")
+    stale = rent & (pl.col("stale_offers").fill_null(0) > 0)
+    window = pl.col("option").replace_strict(
+        {o: window_text(windows, o) for o in RENT_TYPES.values()}, default="", return_dtype=pl.Utf8
+    )
+    left_out = pl.format(
+        "{} older offer(s) left out, the newest {} days old",
+        pl.col("stale_offers"),
+        pl.col("stale_newest_days"),
+    )
+    fresh_too_dear = (pl.col("kind") == "budget") & pl.col("cheapest_gpu_id").is_not_null()
+    return (
+        pl.when(stale & ~fresh_too_dear)
+        .then(pl.format("no offer observed within its freshness window ({}): {}", window, left_out))
+        .when(stale)
+        .then(pl.format("{}; outside the freshness window ({}): {}", none, window, left_out))
+        .otherwise(none)
     )
 
 
@@ -478,6 +524,7 @@ def verdicts(
     workloads: Sequence[str] = WORKLOADS,
     budgets: tuple[float, ...] = BUDGETS_USD,
     basis: pl.DataFrame | None = None,
+    gpus: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One row per workload x (budget | headline | memory tier) x option, with why.
 
@@ -486,12 +533,24 @@ def verdicts(
     NULL where nothing fits. `age_days` is the age on `run_date` of the price behind the
     verdict (the last observation for buying, the offer for renting). `basis` (the run's
     evidence_basis) limits the candidates to eligible GPU x workloads and gives each pick
-    its basis and caveat; `recommendations` must already be limited the same way.
+    its basis and caveat; `recommendations` must already be limited the same way (and to
+    fresh offers). Only fresh cloud offers compete; `gpus` (gpu_id, memory_gb) lets an
+    empty memory cell say which stale offers were left out.
     """
     hours = rental_hours(parameters)
     tiers = tuple(float(t) for t in parameters.get("memory_tiers_gb", (8, 12, 16, 24, 48, 80)))
     eligible = None if basis is None else basis.filter(pl.col("eligible"))
     perf, cloud_perf = keep_eligible(perf, eligible), keep_eligible(cloud_perf, eligible)
+    stale = stale_candidates(
+        _with_gpu_count(
+            stale_only(cloud_perf).filter(pl.col("price_type").is_in(list(RENT_TYPES))), offers
+        ).with_columns(option=pl.col("price_type").replace_strict(RENT_TYPES)),
+        gpus,
+        hours,
+        budgets,
+        tiers,
+    )
+    cloud_perf = fresh_only(cloud_perf)
     found = pl.concat(
         [
             budget_buy(perf, buy_replicates, budgets),
@@ -518,9 +577,12 @@ def verdicts(
             ),
         ]
     )
-    rows = _with_basis(rows, basis)
+    rows = _with_basis(rows, basis).join(
+        stale, on=["workload", "kind", "limit", "option"], how="left"
+    )
     host = float(parameters["host_cost_usd"].get("1", parameters["host_cost_usd"].get(1, 0)))
     host *= float(parameters.get("host_cost_scale", 1.0))
+    windows = parameters.get("cloud_freshness_days") or {}
     return in_order(
         rows.with_columns(
             run_date=pl.lit(run_date),
@@ -528,7 +590,8 @@ def verdicts(
             unit=pl.when(pl.col("option").str.starts_with("buy"))
             .then(pl.lit(UNITS["buy"]))
             .otherwise(pl.lit(UNITS["rent"])),
-            why=_why(hours, host),
+            why=_why(hours, host, windows),
+            offer_caveat=offer_caveat(),
         ).select(COLUMNS),
         workloads,
     )

@@ -30,6 +30,7 @@ from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
 from reports.content.evidence import evidence_section
 from reports.content.prices import evidence_label, priced_with_evidence, with_price_evidence
+from reports.content.renting import best_rent_offers, rank_text, with_offer_text
 from reports.dataset import Dataset
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
@@ -252,20 +253,7 @@ class Ranking:
             .sort("workload", "market")
             .pipe(with_price_evidence, ds.current_prices)
         )
-        best = (
-            ds.data.cloud_perf.filter(pl.col("price_type").is_in(["on_demand", "spot"]))
-            .sort("perf_per_dollar", "provider", descending=[True, False])
-            .group_by("gpu_id", "workload", "price_type", maintain_order=True)
-            .first()
-            .with_columns(
-                rank=pl.col("perf_per_dollar")
-                .rank("min", descending=True)
-                .over("workload", "price_type")
-                .cast(pl.Int32),
-                n=pl.len().over("workload", "price_type"),
-            )
-            .sort("workload", "price_type")
-        )
+        best = with_offer_text(best_rent_offers(ds.data.cloud_perf))
         return cls(
             {k: _records(v) for k, v in _by_gpu(buy).items()},
             {k: _records(v) for k, v in _by_gpu(best).items()},
@@ -312,7 +300,10 @@ def _rank_tables(gpu_id: str, ranking: Ranking) -> list[Table]:
                 (
                     Cell(WORKLOAD_TITLES[r["workload"]]),
                     Cell(r["price_type"].replace("_", "-")),
-                    Cell(f"${r['usd_per_gpu_hour']:.3f}/GPU-h, {r['provider']}, {r['offer_day']}"),
+                    Cell(
+                        f"${r['usd_per_gpu_hour']:.3f}/GPU-h, {r['provider']}, "
+                        f"{r['offer_age']}; {r['market']}"
+                    ),
                     Cell(
                         interval(
                             r["perf_per_dollar"],
@@ -320,7 +311,7 @@ def _rank_tables(gpu_id: str, ranking: Ranking) -> list[Table]:
                             r["perf_per_dollar_high"],
                         )
                     ),
-                    Cell(f"{r['rank']} of {r['n']}"),
+                    Cell(rank_text(r)),
                 )
                 for r in rent
             ],

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import duckdb
 import polars as pl
 
+from model.cloud_freshness import fresh_only
 from model.cost import best_market
 from reports.charts import WORKLOAD_TITLES
 
@@ -192,7 +193,8 @@ def headline(data: ReportData, k: int = 3) -> dict[str, dict[str, pl.DataFrame]]
 
     Buying: `perf_per_dollar` rows of 1-GPU systems at one price basis (new or used, never
     the mean of both), in the table's own `rank` order. Renting: `cloud_perf_per_dollar`
-    at one price type, each GPU once at its best offer (the table ranks offers). Only GPUs
+    at one price type, each GPU once at its best fresh offer (the table ranks offers; offers
+    older than their freshness window are never listed). Only GPUs
     eligible for the workload are listed (evidence_basis; model/eligibility.py); the
     others keep their rank in the tables, so a buying list may skip a rank.
     """
@@ -208,10 +210,10 @@ def headline(data: ReportData, k: int = 3) -> dict[str, dict[str, pl.DataFrame]]
                     & (pl.col(column) == value)
                 ).sort("rank", "gpu_id")
             else:
+                # Fresh offers only: a stale offer never makes a top 3 (cloud_freshness).
                 rows = (
-                    data.cloud_perf.filter(
-                        (pl.col("workload") == workload) & (pl.col(column) == value)
-                    )
+                    fresh_only(data.cloud_perf)
+                    .filter((pl.col("workload") == workload) & (pl.col(column) == value))
                     .sort("perf_per_dollar", "provider", descending=[True, False])
                     .unique("gpu_id", keep="first", maintain_order=True)
                 )

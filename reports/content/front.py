@@ -11,6 +11,7 @@ from reports.content.blocks import Section, Table, frame_table, interval, money_
 from reports.content.changes import changes_section
 from reports.content.llm import llm_section
 from reports.content.prices import priced_with_evidence, with_price_evidence
+from reports.content.renting import stale_note, with_offer_text
 from reports.content.tables import detail_sections
 from reports.content.verdicts import verdict_section
 from reports.dataset import Dataset
@@ -27,10 +28,9 @@ def headline_table(top: pl.DataFrame, table: str, **kwargs) -> Table:
     ppd = pl.struct("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high")
     if table == "cloud":
         return frame_table(
-            ranked.with_columns(
+            with_offer_text(ranked).with_columns(
                 usd=pl.col("usd_per_gpu_hour").round(3),
                 ppd=ppd.map_elements(lambda s: interval(*s.values()), return_dtype=pl.Utf8),
-                offer_day=pl.col("offer_day").cast(pl.Utf8),
             ),
             {
                 "rank": "#",
@@ -39,7 +39,8 @@ def headline_table(top: pl.DataFrame, table: str, **kwargs) -> Table:
                 "usd": "$/GPU-hour",
                 "method": "perf method",
                 "ppd": "ref-GPU-hours per $ (95 % interval)",
-                "offer_day": "price as of",
+                "offer_age": "offer as of",
+                "market": "price set by",
             },
             **kwargs,
         )
@@ -106,6 +107,7 @@ def headline_section(ds: Dataset) -> Section:
             "which the GPU is among the 3 best of its workload at the same price basis "
             "(every priced GPU counts, eligible or not).",
             *_set_aside_notes(ds),
+            *filter(None, [stale_note(ds.data.cloud_perf, ds.data.parameters)]),
         ],
     )
 

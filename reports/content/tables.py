@@ -8,6 +8,7 @@ from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Section, frame_table, interval, money_expr
 from reports.content.break_even import break_even_days_text, break_even_use_text
 from reports.content.prices import consistency_table, unpriced_reasons
+from reports.content.renting import stale_note, top_fresh
 from reports.dataset import Dataset
 
 
@@ -186,19 +187,19 @@ def cloud_section(ds: Dataset, k: int = 5) -> Section:
         section.paragraphs.append("No cloud offer matches a GPU with a performance value.")
         return section
     ppd = pl.struct("perf_per_dollar", "perf_per_dollar_low", "perf_per_dollar_high")
+    note = stale_note(data.cloud_perf, data.parameters)
+    if note:
+        section.paragraphs.append(note)
     for workload, title in WORKLOAD_TITLES.items():
         for price_type in ("on_demand", "spot"):
-            top = (
+            top = top_fresh(
                 data.cloud_perf.filter(
                     (pl.col("workload") == workload) & (pl.col("price_type") == price_type)
-                )
-                .sort("perf_per_dollar", descending=True)
-                .head(k)
-                .with_columns(
-                    ppd=ppd.map_elements(lambda s: interval(*s.values()), return_dtype=pl.Utf8),
-                    usd=pl.col("usd_per_gpu_hour").round(3),
-                    offer_day=pl.col("offer_day").cast(pl.Utf8),
-                )
+                ),
+                k,
+            ).with_columns(
+                ppd=ppd.map_elements(lambda s: interval(*s.values()), return_dtype=pl.Utf8),
+                usd=pl.col("usd_per_gpu_hour").round(3),
             )
             if top.is_empty():
                 continue
@@ -211,7 +212,8 @@ def cloud_section(ds: Dataset, k: int = 5) -> Section:
                         "instance_type": "instance",
                         "usd": "$/GPU-hour",
                         "ppd": "ref-GPU-hours per $",
-                        "offer_day": "price as of",
+                        "offer_age": "offer as of",
+                        "market": "price set by",
                     },
                     title=f"{title}, {price_type.replace('_', '-')}",
                 )

@@ -7,6 +7,7 @@ from model.verdicts import HEADLINE_KIND, OPTION_TITLES, SCALE, UNITS, rental_ho
 from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Cell, Section, Table, gpu_href, interval, money, percent
 from reports.content.prices import priced_with_evidence, with_price_evidence
+from reports.content.renting import rent_price_line
 from reports.dataset import Dataset
 
 
@@ -47,14 +48,10 @@ def verdict_cell(row: dict) -> Cell:
             + f"; total {money(row['total_cost_usd'])}"
         )
     else:
-        count = row["gpu_count"] or 1
-        instance = f"{count}-GPU instance" if count > 1 else "1 GPU"
-        price = (
-            f"${row['usd_per_gpu_hour']:.2f}/GPU-h at {row['provider']} ({instance}), offer "
-            f"{row['age_days']} d old"
-        )
+        price = rent_price_line(row)
     rests = f"rests on: {row['caveat']}" if row.get("caveat") else "rests on: not recorded"
-    return Cell(label, gpu_href(row["gpu_id"]), (first, price, rests, row["why"]), strong=True)
+    lines = (first, price, rests, *filter(None, [row.get("offer_caveat")]), row["why"])
+    return Cell(label, gpu_href(row["gpu_id"]), lines, strong=True)
 
 
 def verdict_tables(ds: Dataset, workload: str) -> list[Table]:

@@ -7,12 +7,19 @@ provider is one entry here (and its bundled `sources/data/cloud/<name>.csv`).
 
 CoreWeave and Hyperstack have no price API we read: their entry has no fetcher, so a live
 night skips them without a request and their bundled offers stay.
+
+How each provider sets its prices is stated here too, once (`pricing_kind`, stored as
+`cloud_offers.pricing`): the model's freshness window depends on it
+(`ModelParameters.cloud_freshness_days`).
 """
 
 import functools
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+import polars as pl
 
 from sources.cloud import fetch
 from sources.cloud.azure import API_URL as AZURE_API_URL
@@ -37,6 +44,12 @@ class Provider:
         endpoint: The API URL the fetcher starts from (overridable per run in settings).
         credentials: Environment variables the fetcher reads (required or optional).
         no_api: Why there is no fetcher, for the "skipped" status.
+        marketplace: A pattern searched in the instance type of the offers whose price a
+            marketplace host sets (hosts reprice or withdraw them at any time); "" for
+            every offer, None for none.
+        dynamic_spot: True when its spot price is set by the provider's capacity algorithm
+            and changes without notice (AWS, Azure, GCP, RunPod); False when its spot price
+            is a published rate (CoreWeave, Hyperstack) or it sells no spot.
     """
 
     name: str
@@ -45,6 +58,8 @@ class Provider:
     endpoint: str | None = None
     credentials: tuple[str, ...] = ()
     no_api: str | None = None
+    marketplace: str | None = None
+    dynamic_spot: bool = False
 
 
 def _skypilot(provider: str) -> Callable[[bytes], list[CloudOffer]]:
@@ -59,14 +74,22 @@ _ENTRIES = (
         fetch.fetch_aws,
         "https://api.pricing.us-east-1.amazonaws.com/",
         (fetch.ENV_AWS_ACCESS_KEY, fetch.ENV_AWS_SECRET_KEY, fetch.ENV_AWS_SESSION_TOKEN),
+        dynamic_spot=True,
     ),
-    Provider("azure", CLOUD_PARSERS["azure"], fetch.fetch_azure_prices, AZURE_API_URL),
+    Provider(
+        "azure",
+        CLOUD_PARSERS["azure"],
+        fetch.fetch_azure_prices,
+        AZURE_API_URL,
+        dynamic_spot=True,
+    ),
     Provider(
         "gcp",
         CLOUD_PARSERS["gcp"],
         fetch.fetch_gcp,
         "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus",
         (fetch.ENV_GCP_KEY,),
+        dynamic_spot=True,
     ),
     Provider(
         "lambda",
@@ -81,6 +104,8 @@ _ENTRIES = (
         fetch.fetch_vast,
         "https://console.vast.ai/api/v0/bundles/",
         (fetch.ENV_VAST_KEY,),
+        # Every vast.ai offer is one host's machine at the host's price.
+        marketplace="",
     ),
     Provider(
         "runpod",
@@ -88,6 +113,10 @@ _ENTRIES = (
         fetch.fetch_runpod,
         "https://api.runpod.io/graphql",
         (fetch.ENV_RUNPOD_KEY,),
+        # Community Cloud is RunPod's marketplace of vetted hosts; Secure Cloud is priced by
+        # RunPod itself. Its spot prices are bids that move with demand.
+        marketplace=r" community$",
+        dynamic_spot=True,
     ),
     Provider(
         "coreweave",
@@ -108,6 +137,34 @@ DEFAULT_BASE_URLS: dict[str, str] = {
 NO_PRICE_API: dict[str, str] = {
     name: entry.no_api for name, entry in PROVIDERS.items() if entry.no_api
 }
+
+
+def pricing_kind(provider: str, instance_type: str | None, price_type: str) -> str:
+    """How an offer's price is set: 'marketplace', 'spot' (dynamic) or 'list'.
+
+    Raises:
+        ValueError: `provider` is not in the registry.
+    """
+    entry = PROVIDERS.get(provider)
+    if entry is None:
+        raise ValueError(f"unknown cloud provider {provider!r}; known: {', '.join(PROVIDERS)}")
+    if entry.marketplace is not None and re.search(entry.marketplace, instance_type or ""):
+        return "marketplace"
+    if price_type == "spot" and entry.dynamic_spot:
+        return "spot"
+    return "list"
+
+
+def with_pricing(rows: pl.DataFrame) -> pl.DataFrame:
+    """`cloud_offers` rows with `pricing` (pricing_kind) and `reliability` (NULL if absent)."""
+    if "reliability" not in rows.columns:
+        rows = rows.with_columns(reliability=pl.lit(None, dtype=pl.Float64))
+    return rows.with_columns(
+        pricing=pl.struct("provider", "instance_type", "price_type").map_elements(
+            lambda r: pricing_kind(r["provider"], r["instance_type"], r["price_type"]),
+            return_dtype=pl.Utf8,
+        )
+    )
 
 
 def fetch_provider(

@@ -103,6 +103,9 @@ class CloudOffer:
     gpu_name: str  # the provider's own GPU name, kept for the unknown-name report
     gpu_count: int
     usd_per_hour: float  # per instance-hour (per GPU-hour for per-GPU SKUs)
+    # The host's reliability score (0..1) where a marketplace states one (vast.ai
+    # `reliability2`); None elsewhere.
+    reliability: float | None = None
 
     def __post_init__(self) -> None:
         # Every parser's offers pass here: no NaN, Infinity or 1e308 reaches a table.
@@ -207,6 +210,7 @@ def offers_frame(
                 "usd_per_hour": offer.usd_per_hour,
                 "usd_per_gpu_hour": offer.usd_per_gpu_hour,
                 "citation": citation,
+                "reliability": offer.reliability,
             }
         )
     schema = {
@@ -220,5 +224,6 @@ def offers_frame(
         "usd_per_hour": pl.Float64,
         "usd_per_gpu_hour": pl.Float64,
         "citation": pl.Utf8,
+        "reliability": pl.Float64,
     }
     return pl.DataFrame(rows, schema=schema), unknown

@@ -7,9 +7,10 @@ the whole offer when interruptible), "reliability2", "geolocation", "rentable", 
 - instance_type is f"{num_gpus}x {gpu_name} #{machine_id}" (the offer id changes as
   machines are relisted; the machine does not), or "#{id}" without a machine_id.
 - One on_demand offer from dph_total, plus one spot offer from min_bid when > 0.
-- Offers with reliability2 below `MIN_RELIABILITY` (0.9) are dropped: CloudOffer has no
-  reliability field and a flaky host's low price is not a price anyone should plan with.
-  Offers without reliability2 are kept; `rentable: false` offers are dropped.
+- Offers with reliability2 below `MIN_RELIABILITY` (0.9) are dropped: a flaky host's low
+  price is not a price anyone should plan with. The others keep their reliability2 as
+  `reliability` (shown beside a marketplace price). Offers without reliability2 are kept;
+  `rentable: false` offers are dropped.
 - region = geolocation ("Denmark, DK"), None when absent.
 """
 
@@ -53,10 +54,10 @@ def parse_vast(content: bytes) -> list[CloudOffer]:
         if item.get("rentable") is False:
             continue
         reliability = item.get("reliability2")
-        if reliability is not None and _number(reliability, f"{where}.reliability2") < (
-            MIN_RELIABILITY
-        ):
-            continue
+        if reliability is not None:
+            reliability = _number(reliability, f"{where}.reliability2")
+            if reliability < MIN_RELIABILITY:
+                continue
         count = _number(item["num_gpus"], f"{where}.num_gpus")
         if count < 1 or count != int(count):
             continue
@@ -72,6 +73,7 @@ def parse_vast(content: bytes) -> list[CloudOffer]:
             "gpu": canonical_gpu(name, memory),
             "gpu_name": name,
             "gpu_count": int(count),
+            "reliability": reliability,
         }
         price = _number(item["dph_total"], f"{where}.dph_total")
         if price > 0:

@@ -104,7 +104,8 @@ def test_headline_is_the_tables_own_top_3(con, built):
                     "SELECT gpu_id FROM cloud_perf_per_dollar SEMI JOIN "
                     "(SELECT * FROM evidence_basis WHERE eligible) e USING "
                     "(run_date, gpu_id, workload) WHERE run_date = ? AND "
-                    f"workload = ? AND {column} = ? GROUP BY gpu_id "
+                    # Renting lists fresh offers only (model/cloud_freshness.py).
+                    f"workload = ? AND {column} = ? AND fresh GROUP BY gpu_id "
                     "ORDER BY max(perf_per_dollar) DESC, gpu_id LIMIT 3",
                     params=[run_date, workload, value],
                 ).pl()["gpu_id"]

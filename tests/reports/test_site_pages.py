@@ -160,13 +160,14 @@ def expected_verdicts(con, run_date, hours: float) -> dict[tuple, tuple]:
             ).fetchall()
             for workload, gpu, ppd in rows:
                 out[(workload, kind, float(tier), option)] = (gpu, 1, ppd)
+    # Renting: fresh offers only (an offer past its freshness window never wins a cell).
     for price_type, option in (("on_demand", "rent_on_demand"), ("spot", "rent_spot")):
         offers = (
             "SELECT c.*, coalesce(o.n, 1) AS gpu_count FROM "
             f"{eligible('cloud_perf_per_dollar')} c LEFT JOIN "
             "(SELECT provider, instance_type, region, price_type, gpu_id, max(gpu_count) AS n "
             "FROM cloud_offers GROUP BY ALL) o USING (provider, instance_type, region, "
-            "price_type, gpu_id) WHERE c.run_date = ? AND c.price_type = ?"
+            "price_type, gpu_id) WHERE c.run_date = ? AND c.price_type = ? AND c.fresh"
         )
         for budget in BUDGETS_USD:
             rows = con.sql(

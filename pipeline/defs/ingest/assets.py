@@ -29,7 +29,7 @@ from sources.bundled import (
     read_fx_rates,
 )
 from sources.catalog import Catalog, match_title, normalize_condition
-from sources.cloud.providers import PROVIDERS, fetch_provider
+from sources.cloud.providers import PROVIDERS, fetch_provider, with_pricing
 from sources.cloud.records import offers_frame
 from sources.cloud.snapshot import RENDERED, replay_bundled
 from sources.http import PoliteClient, host_key, short_reason
@@ -490,6 +490,9 @@ def cloud_offers(
                     memory = dict(con.sql("SELECT gpu_id, memory_gb FROM gpus").fetchall())
                 rows = replay_bundled(provider, rows, memory, path.name)
                 where = f"{path.name} via the {provider} parser"
+        # How each offer's price is set, from the provider registry (the model's
+        # freshness window depends on it).
+        rows = with_pricing(rows)
         same_provider_day = (
             "EXISTS (SELECT 1 FROM incoming_rows i WHERE i.provider = cloud_offers.provider "
             "AND CAST(i.observed_at AS DATE) = CAST(cloud_offers.observed_at AS DATE))"

@@ -8,6 +8,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.cloud_freshness import fresh_only, with_freshness
 from model.llm import llm_cost, llm_throughput, memory_fit
 from model.llm_calibration import measured_decode_rates, rates_for_cost
 from pipeline.defs.metadata import KINDS, ROW_COUNT
@@ -97,9 +98,14 @@ def llm_inference(
         # The cost tables price a measured rate where one matches, else the model's.
         modelled = throughput.filter(pl.col("method").str.starts_with("modelled"))
         priced = rates_for_cost(modelled, measured_decode_rates(benchmarks, gpus))
-        cost = llm_cost(
-            priced, buy, read_latest_offers(step.con, run_date), params.years, params.utilization
+        # Renting prices tokens at fresh offers only (model/cloud_freshness.py): a rank-1
+        # rent row never rests on an offer older than its window.
+        offers = fresh_only(
+            with_freshness(
+                read_latest_offers(step.con, run_date), params.cloud_freshness_days, run_date
+            )
         )
+        cost = llm_cost(priced, buy, offers, params.years, params.utilization)
         step.write("llm_throughput", throughput.with_columns(run_date=pl.lit(run_date)))
         step.write("llm_cost", cost.with_columns(run_date=pl.lit(run_date)))
     fits = throughput.filter(pl.col("fits") & pl.col("method").str.starts_with("modelled"))

@@ -13,7 +13,9 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.cloud import cheapest_offers
 from model.cloud import cloud_vs_buy as compute_cloud_vs_buy
+from model.cloud_freshness import with_freshness
 from model.cost import perf_per_dollar as compute_perf_per_dollar
 from model.debias import (
     debias,
@@ -178,7 +180,9 @@ def cloud_vs_buy(
     """Break-even days of buying versus renting."""
     with model_step(context, settings, warehouse) as step:
         con, run_date = step.con, step.run_date
-        offers = read_latest_offers(con, run_date)
+        offers = with_freshness(
+            read_latest_offers(con, run_date), step.params.cloud_freshness_days, run_date
+        )
         catalog = step.read_all("gpus")
         rows = compute_cloud_vs_buy(
             offers,
@@ -188,5 +192,9 @@ def cloud_vs_buy(
             run_date,
             run_resale(con, run_date),
         )
-        step.write("cloud_vs_buy", rows)
+        # Flag each row's offer (the same pick: fresh first, then cheapest); stale rows
+        # stay, with fresh false (model/cloud_freshness.py).
+        keys = ["gpu_id", "provider", "price_type"]
+        flags = cheapest_offers(offers).select(*keys, "pricing", "offer_age_days", "fresh")
+        step.write("cloud_vs_buy", rows.join(flags, on=keys, how="left"))
     return step.result(gpus=rows["gpu_id"].n_unique())

@@ -14,6 +14,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.cloud import cloud_perf_per_dollar as compute_cloud_perf_per_dollar
+from model.cloud_freshness import with_freshness
 from model.eligibility import keep_eligible
 from model.parameters import WORKLOADS
 from model.recommendations import (
@@ -57,14 +58,22 @@ def cloud_perf_per_dollar(
     """Performance per rented dollar."""
     with model_step(context, settings, warehouse) as step:
         relative = step.read("relative_performance")
+        # Dated so that only fresh offers are ranked (model/cloud_freshness.py).
+        offers = with_freshness(
+            read_latest_offers(step.con, step.run_date),
+            step.params.cloud_freshness_days,
+            step.run_date,
+        )
         rows = cloud_with_intervals(
-            compute_cloud_perf_per_dollar(
-                read_latest_offers(step.con, step.run_date), relative, step.run_date
-            ),
+            compute_cloud_perf_per_dollar(offers, relative, step.run_date),
             performance_replicates(relative, step.params),
         )
         step.write("cloud_perf_per_dollar", rows)
-    return step.result(gpus=rows["gpu_id"].n_unique(), providers=rows["provider"].n_unique())
+    return step.result(
+        gpus=rows["gpu_id"].n_unique(),
+        providers=rows["provider"].n_unique(),
+        stale_rows=rows.filter(~pl.col("fresh")).height,
+    )
 
 
 @dg.asset(
@@ -177,6 +186,7 @@ def decisions(
             run_date,
             WORKLOADS,
             basis=basis,
+            gpus=gpus,
         )
         step.write("verdicts", found)
     yield step.result(asset="recommendations", bootstrap_replicates=params.bootstrap_replicates)
