@@ -126,7 +126,7 @@ class Night:
 
 
 # The changes of the shared second night (`second_night`), each checked by its own tests.
-NIGHT2 = "2026-10-01"  # the second night's run date (as_of)
+NIGHT2 = "2026-10-14"  # the second night's run date (as_of)
 CAPTCHA = Path(__file__).parent / "fixtures" / "retail" / "amazon" / "captcha_classic.html"
 CAPTCHA_AT = dt.datetime(2026, 4, 15, 13, 0, tzinfo=dt.UTC)
 LAMBDA_SLIP = ("h100-pcie-80gb", "h100-sxm5-80gb")  # on the gpu_1x_h100_pcie line

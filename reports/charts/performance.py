@@ -148,6 +148,9 @@ def memory_value_data(perf: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+LABEL_LEFT_FROM_GB = 48
+
+
 def memory_value_chart(
     perf: pl.DataFrame,
     gpus: pl.DataFrame,
@@ -185,10 +188,18 @@ def memory_value_chart(
             tooltip=["gpu_id", "memory_gb", "market", alt.Tooltip("ppk:Q", format=".3f")],
         )
         bars = base.mark_rule(color="#999", opacity=0.5).encode(x=x, y="ppk_low:Q", y2="ppk_high:Q")
-        labels = (
-            base.transform_filter(alt.datum.pick)
-            .mark_text(align="left", dx=5, dy=-6, fontSize=10)
-            .encode(x=x, y="ppk:Q", text="gpu_id:N")
+        # Picks at 48 GB and more are labelled to their left: a long name (the RTX PRO 6000
+        # Max-Q's) at the right edge would widen the chart past a phone's screen.
+        right = alt.datum.memory_gb >= LABEL_LEFT_FROM_GB
+        labels = alt.layer(
+            *(
+                base.transform_filter(alt.datum.pick & (right if flip else ~right))
+                .mark_text(
+                    align="right" if flip else "left", dx=-5 if flip else 5, dy=-6, fontSize=10
+                )
+                .encode(x=x, y="ppk:Q", text="gpu_id:N")
+                for flip in (False, True)
+            )
         )
         rules = (
             alt.Chart(tier_frame)
