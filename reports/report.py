@@ -46,33 +46,40 @@ class ReportData:
 
 
 # Each input with its newest date and its source's last attempt (NULL: never recorded).
+# Cloud offers count per provider x pricing kind, each against its own window
+# (`cloud_freshness_days`, model/cloud_freshness.py): the window the rent verdicts use.
 # Prices and offers count up to the run date only (`?`): a backfilled version does not see
 # later observations, as the model does not.
 FRESHNESS_SQL = """
 SELECT 'specs' AS input, source || coalesce(' ' || version, '') AS source, records AS rows,
        source_as_of AS as_of, CASE WHEN status = 'ok' THEN NULL ELSE status END AS attempt,
-       detail
+       detail, NULL AS pricing
 FROM spec_inputs WHERE status <> 'absent'  -- an optional input nobody supplied is no news
 UNION ALL
-SELECT 'benchmarks', source, count(*), max(as_of), NULL, NULL FROM benchmark_results
+SELECT 'benchmarks', source, count(*), max(as_of), NULL, NULL, NULL FROM benchmark_results
 GROUP BY source
 UNION ALL
 SELECT 'retail prices', p.source || ' (' || p.market || ')', count(*),
-       max(CAST(p.observed_at AS DATE)), any_value(a.status), any_value(a.detail)
+       max(CAST(p.observed_at AS DATE)), any_value(a.status), any_value(a.detail), NULL
 FROM price_observations p LEFT JOIN source_status a ON a.source = p.source AND a.kind = 'retail'
 WHERE CAST(p.observed_at AS DATE) <= $run_date
 GROUP BY p.source, p.market
 UNION ALL
-SELECT 'cloud prices', o.provider, count(*), max(CAST(o.observed_at AS DATE)),
-       any_value(a.status), any_value(a.detail)
+SELECT 'cloud prices', o.provider || ' (' || coalesce(o.pricing, 'marketplace') || ')', count(*),
+       max(CAST(o.observed_at AS DATE)), any_value(a.status), any_value(a.detail),
+       coalesce(o.pricing, 'marketplace')
 FROM cloud_offers o LEFT JOIN source_status a ON a.source = o.provider AND a.kind = 'cloud'
 WHERE CAST(o.observed_at AS DATE) <= $run_date
-GROUP BY o.provider
+GROUP BY o.provider, o.pricing
 ORDER BY input, source
 """
 
 
-def freshness_status(rows: pl.DataFrame, stale_after_days: dict[str, int]) -> pl.DataFrame:
+def freshness_status(
+    rows: pl.DataFrame,
+    stale_after_days: dict[str, int],
+    cloud_freshness_days: dict[str, int] | None = None,
+) -> pl.DataFrame:
     """`status` ok | stale | failed, `window_days` and a `detail` per input.
 
     Needs `age_days` (days before the run's as-of date) and `attempt`. failed: the source's
@@ -81,6 +88,12 @@ def freshness_status(rows: pl.DataFrame, stale_after_days: dict[str, int]) -> pl
     `window_days`); ok otherwise. An input is never `ok` past its window.
     """
     limit = pl.col("input").replace_strict(stale_after_days, default=None, return_dtype=pl.Int64)
+    if cloud_freshness_days and "pricing" in rows.columns:
+        # A cloud offer is stale past its pricing kind's window, as in the rent verdicts.
+        by_kind = pl.col("pricing").replace_strict(
+            cloud_freshness_days, default=None, return_dtype=pl.Int64
+        )
+        limit = pl.when(pl.col("pricing").is_not_null()).then(by_kind).otherwise(limit)
     failed = pl.col("attempt").is_in(["failed", "skipped", "rejected", "error"])
     stale = limit.is_not_null() & (pl.col("age_days") > limit)
     return rows.with_columns(
@@ -102,7 +115,7 @@ def freshness_status(rows: pl.DataFrame, stale_after_days: dict[str, int]) -> pl
         .when(stale)
         .then(pl.format("older than {} days", limit))
         .otherwise(pl.lit("")),
-    ).drop("attempt")
+    ).drop("attempt", *(["pricing"] if "pricing" in rows.columns else []))
 
 
 def input_ages(inputs: pl.DataFrame, run_date: dt.date) -> pl.DataFrame:
@@ -135,6 +148,7 @@ def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> Repor
     freshness = freshness_status(
         input_ages(con.sql(FRESHNESS_SQL, params={"run_date": run_date}).pl(), run_date),
         json.loads(parameters).get("stale_after_days", {}),
+        json.loads(parameters).get("cloud_freshness_days"),
     )
     price_counts = con.sql(
         "SELECT market, sum(n_observations) AS kept, sum(n_dropped) AS dropped, "

@@ -67,10 +67,12 @@ def _prices(ds: Dataset) -> pl.DataFrame:
 
 
 def _offers(ds: Dataset) -> pl.DataFrame:
-    """The offer behind each rent pick: kind, label, day."""
+    """The offer behind each rent pick: kind, label, day, pricing (its window's key)."""
+    picks = _picks(ds)
+    if "pricing" not in picks.columns:
+        picks = picks.with_columns(pricing=pl.lit(None, dtype=pl.Utf8))
     return (
-        _picks(ds)
-        .filter(pl.col("offer_day").is_not_null())
+        picks.filter(pl.col("offer_day").is_not_null())
         .select(
             kind=pl.lit("offer"),
             label=pl.format(
@@ -80,6 +82,7 @@ def _offers(ds: Dataset) -> pl.DataFrame:
                 "provider",
             ),
             day="offer_day",
+            pricing="pricing",
         )
         .unique()
     )
@@ -104,15 +107,23 @@ def answer_inputs(ds: Dataset) -> pl.DataFrame:
     dated after it has age 0).
     """
     windows = _windows(ds)
+    # An offer is stale past its pricing kind's window (the rent verdicts' rule).
+    by_kind = {k: int(v) for k, v in (ds.data.parameters.get("cloud_freshness_days") or {}).items()}
     parts = [part(ds) for part in (_prices, _offers, _benchmarks)]
-    rows = pl.concat([p for p in parts if not p.is_empty()] or [parts[0]], how="vertical")
+    rows = pl.concat([p for p in parts if not p.is_empty()] or [parts[0]], how="diagonal_relaxed")
+    if "pricing" not in rows.columns:
+        rows = rows.with_columns(pricing=pl.lit(None, dtype=pl.Utf8))
+    kind_window = pl.col("kind").replace_strict(windows, return_dtype=pl.Int64)
+    offer_window = pl.col("pricing").replace_strict(by_kind, default=None, return_dtype=pl.Int64)
     return (
         rows.with_columns(
             age_days=(pl.lit(ds.run_date) - pl.col("day"))
             .dt.total_days()
             .clip(lower_bound=0)
             .cast(pl.Int64),
-            window_days=pl.col("kind").replace_strict(windows, return_dtype=pl.Int64),
+            window_days=pl.when(pl.col("kind") == "offer")
+            .then(pl.coalesce(offer_window, kind_window))
+            .otherwise(kind_window),
         )
         .with_columns(stale=pl.col("age_days") > pl.col("window_days"))
         .select(list(ANSWER_SCHEMA))

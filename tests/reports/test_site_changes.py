@@ -38,7 +38,10 @@ def test_what_changed_is_in_the_report(night2):
     # 8-bit ranking): the price jump takes it off.
     assert "| 8-bit inference, buy used ≤ $2,500 | 1× rtx-3080-ti |" in changed
     assert "| rx-9060-xt-16gb | newly priced (used) |" in changed
-    assert "| cloud prices | azure | stale | failed |" in changed
+    # Cloud inputs count per provider x pricing kind, each against its own window: Azure's
+    # list prices were fresh and its spot prices stale before the failed night.
+    assert "| cloud prices | azure (list) | ok | failed |" in changed
+    assert "| cloud prices | azure (spot) | stale | failed |" in changed
     # With issue 22's relative performance (transformer weighting, FP8 runs split from
     # 16-bit ones, the 16-bit bridge by architecture) the
     # same price jump costs it 4 ranks.

@@ -175,6 +175,7 @@ def test_a_fresh_answer_says_today(built, run_date, tmp_path):
         longest = int(answer_inputs(before)["age_days"].max())
         longest = max(longest, int(before.data.freshness["age_days"].max())) + 1
         params["stale_after_days"] = dict.fromkeys(params["stale_after_days"], longest)
+        params["cloud_freshness_days"] = dict.fromkeys(params["cloud_freshness_days"], longest)
         con.execute(
             "UPDATE model_runs SET parameters = ? WHERE run_date = ?",
             [json.dumps(params), run_date],
