@@ -222,7 +222,10 @@ def test_broken_provider_fails_alone_and_its_offers_show_as_stale(built, second_
     finally:
         con.close()
     report = (out.site / "latest" / "report.md").read_text()
-    azure_row = next(line for line in report.splitlines() if "| cloud prices | azure |" in line)
+    # Cloud inputs are listed per provider x pricing kind (its list prices first).
+    azure_row = next(
+        line for line in report.splitlines() if "| cloud prices | azure (list) |" in line
+    )
     assert "| failed |" in azure_row and "last attempt failed" in azure_row
     assert "azure.csv, line 4" in azure_row and "are kept" in azure_row
 
