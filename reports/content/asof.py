@@ -192,7 +192,8 @@ def first_screen(ds: Dataset) -> tuple[str, list[str]]:
         return lead, [stale + ".", "No verdict has a pick: no input is behind the answer."]
     behind = state.answer.filter(pl.col("stale")).height
     stale += (
-        f"; so are {behind} of the {state.answer.height} behind the answer."
+        f"; so {'is' if behind == 1 else 'are'} {behind} of the {state.answer.height} behind "
+        "the answer."
         if behind
         else f"; all {state.answer.height} behind the answer are fresh."
     )
