@@ -252,6 +252,9 @@ _WITHOUT = re.compile(r"(?<!\w)w/o(?!\w)")
 _WITH = re.compile(r"(?<!\w)w/")
 # Board names whose "3X"/"X3" is a fan count, not a quantity.
 _BOARD_NOISE = re.compile(r"\b(?:ventus|windforce)\s?[23]x\b|\bichill\s?x[2-5]\b|\btwin\s?x2\b")
+# Inno3D names its three-fan boards "X3" anywhere in the title ("RTX 5060 Ti 16GB X3"): in
+# its titles the token is the cooler, not a lot of three.
+_INNO3D_X3 = re.compile(r"\bx3\b")
 
 # Clocks, bandwidth, power, sizes, resolutions: "2070 MHz" is no RTX 2070, "1080p" no GTX 1080.
 _MEASURES = re.compile(r"\d+(?:\.\d+)?(?:[\s-]?(?:mhz|ghz|gbps|gb/s|watts?|mm|bit|hz)|w|p)(?!\w)")
@@ -266,7 +269,10 @@ def normalize(title: str) -> str:
     text = unicodedata.normalize("NFKC", _MARKS.sub(" ", title)).lower()
     text = _EBAY_SUFFIX.sub("", _EBAY_PREFIX.sub("", text))
     text = _WITH.sub(" with ", _WITHOUT.sub(" without ", text))
-    return " ".join(_BOARD_NOISE.sub(" ", text).split())
+    text = _BOARD_NOISE.sub(" ", text)
+    if "inno3d" in text:
+        text = _INNO3D_X3.sub(" ", text)
+    return " ".join(text.split())
 
 
 def tokens(text: str) -> list[str]:
