@@ -218,8 +218,10 @@ _LAPTOP = _words(
     r"helios",
     r"triton",
     r"nitro\s?5",
-    r"aorus\s+1[5-7]\w*",
-    r"aero\s+1[4-7]\w*",
+    # Laptop lines named by screen size ("AERO 16 OLED", "AORUS 17X"), not a desktop card's
+    # memory ("RTX 5080 Aero 16GB OC", a Gigabyte desktop board): no "G" after the number.
+    r"aorus\s+1[5-7](?![\s-]*g)\w*",
+    r"aero\s+1[4-7](?![\s-]*g)\w*",
     r"omen\s+(?:1[5-7]|transcend)\w*",
     r"victus",
     r"msi\s+(?:raider|stealth|vector|katana|crosshair|pulse|sword|cyborg|titan\s+gt|summit|creator"

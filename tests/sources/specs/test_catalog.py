@@ -51,6 +51,8 @@ TITLES = [
     ("MSI RTX 4060 Ti Ventus 2X 16G", "rtx-4060-ti-16gb", "matched"),
     # Inno3D's "X3" is its three-fan cooler (a Greek shop title, 2026-10), not a lot of three.
     ("Inno3D RTX 5060 Ti 16GB X3", "rtx-5060-ti-16gb", "matched"),
+    # Gigabyte's desktop "Aero" board with its memory after the name, not an AERO 16 laptop.
+    ("Gigabyte GeForceRTX 5080 Aero 16GB OC", "rtx-5080", "matched"),
     ("RTX 4060 Ti 16 GB", "rtx-4060-ti-16gb", "matched"),
     ("NVIDIA GeForce RTX 4070 Founders Edition 12GB", "rtx-4070", "matched"),
     ("MSI GeForce RTX 4070 Ti Ventus 3X 12G OC", "rtx-4070-ti", "matched"),
