@@ -397,8 +397,8 @@ AFTER_MINING_BAND = "all, cut-offs from 2023"
 HORIZON_BANDS = ((0.0, 0.5, "0-6 months"), (0.5, 1.0, "6-12 months"), (1.0, 2.0, "12-24 months"))
 
 
-def backtest_summary(predictions: pl.DataFrame) -> pl.DataFrame:
-    """Per candidate x horizon band (and all): median absolute % error and coverage."""
+def horizon_band() -> pl.Expr:
+    """The HORIZON_BANDS name of a prediction's `horizon` ('over 24 months' beyond them)."""
     band = pl.lit("over 24 months")
     for low, high, name in reversed(HORIZON_BANDS):
         band = (
@@ -406,7 +406,14 @@ def backtest_summary(predictions: pl.DataFrame) -> pl.DataFrame:
             .then(pl.lit(name))
             .otherwise(band)
         )
-    banded = predictions.with_columns(band=band)
+    return band
+
+
+def backtest_summary(
+    predictions: pl.DataFrame, by: tuple[str, ...] = ("candidate",)
+) -> pl.DataFrame:
+    """Per `by` x horizon band (and all, and after mining): median absolute % error, coverage."""
+    banded = predictions.with_columns(band=horizon_band())
 
     def summary(frame):
         return frame.agg(
@@ -420,12 +427,12 @@ def backtest_summary(predictions: pl.DataFrame) -> pl.DataFrame:
     calm = banded.filter(pl.col("cutoff") >= _AFTER_MINING)
     return pl.concat(
         [
-            summary(banded.group_by("candidate", "band")),
-            summary(banded.group_by("candidate")).with_columns(band=pl.lit("all")),
-            summary(calm.group_by("candidate")).with_columns(band=pl.lit(AFTER_MINING_BAND)),
+            summary(banded.group_by(*by, "band")),
+            summary(banded.group_by(*by)).with_columns(band=pl.lit("all")),
+            summary(calm.group_by(*by)).with_columns(band=pl.lit(AFTER_MINING_BAND)),
         ],
         how="diagonal",
-    ).sort("candidate", "band")
+    ).sort(*by, "band")
 
 
 def choose_candidate(summary: pl.DataFrame) -> str:

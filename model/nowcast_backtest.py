@@ -28,11 +28,9 @@ import polars as pl
 from model import market_index
 from model.market_consistency import choose_basis
 from model.nowcast import (
-    _AFTER_MINING,
     _Z,
     AFTER_MINING_BAND,
     CANDIDATES,
-    HORIZON_BANDS,
     backtest,
     backtest_summary,
     carry,
@@ -184,46 +182,13 @@ def holdout_backtest(monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_years: f
     return pl.concat(out).cast(PREDICTION_SCHEMA)
 
 
-def _band() -> pl.Expr:
-    band = pl.lit("over 24 months")
-    for low, high, name in reversed(HORIZON_BANDS):
-        band = (
-            pl.when((pl.col("horizon") > low) & (pl.col("horizon") <= high))
-            .then(pl.lit(name))
-            .otherwise(band)
-        )
-    return band
-
-
 def segment_summary(predictions: pl.DataFrame) -> pl.DataFrame:
     """Per candidate x segment (and all segments) x horizon band (and all, after mining).
 
     Columns: candidate, segment, band, median_ape, coverage80, coverage95, n, series.
     """
-    both = pl.concat(
-        [predictions, predictions.with_columns(segment=pl.lit(ALL_SEGMENTS))]
-    ).with_columns(band=_band())
-
-    def summary(frame):
-        return frame.agg(
-            median_ape=(pl.col("error").abs().median().exp() - 1) * 100,
-            coverage80=pl.col("covered80").mean() * 100,
-            coverage95=pl.col("covered95").mean() * 100,
-            n=pl.len(),
-            series=pl.struct("gpu_id", "market").n_unique(),
-        )
-
-    calm = both.filter(pl.col("cutoff") >= _AFTER_MINING)
-    return pl.concat(
-        [
-            summary(both.group_by("candidate", "segment", "band")),
-            summary(both.group_by("candidate", "segment")).with_columns(band=pl.lit("all")),
-            summary(calm.group_by("candidate", "segment")).with_columns(
-                band=pl.lit(AFTER_MINING_BAND)
-            ),
-        ],
-        how="diagonal",
-    ).sort("candidate", "segment", "band")
+    both = pl.concat([predictions, predictions.with_columns(segment=pl.lit(ALL_SEGMENTS))])
+    return backtest_summary(both, by=("candidate", "segment"))
 
 
 def holdout_validation(summary: pl.DataFrame, chosen: str, run_date) -> pl.DataFrame:

@@ -83,17 +83,14 @@ BASIS_SCHEMA = {
 }
 
 
-def resale_segment_expr() -> pl.Expr:
-    """'consumer', 'workstation' or 'data_center': the product line (model/product_lines.py)."""
-    return product_line_expr()
-
-
 def _with_segments(gpus: pl.DataFrame) -> pl.DataFrame:
     if "form_factor" not in gpus.columns:
         gpus = gpus.with_columns(form_factor=pl.lit(None, dtype=pl.Utf8))
     if "name" not in gpus.columns:
         gpus = gpus.with_columns(name=pl.lit(None, dtype=pl.Utf8))
-    return gpus.with_columns(segment=resale_segment_expr())
+    return gpus.with_columns(
+        segment=product_line_expr()
+    )  # the product line (model/product_lines.py)
 
 
 def retention_points(monthly: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:

@@ -145,10 +145,11 @@ def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> Repor
     def for_run(table: str) -> pl.DataFrame:
         return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
 
+    params = json.loads(parameters)
     freshness = freshness_status(
         input_ages(con.sql(FRESHNESS_SQL, params={"run_date": run_date}).pl(), run_date),
-        json.loads(parameters).get("stale_after_days", {}),
-        json.loads(parameters).get("cloud_freshness_days"),
+        params.get("stale_after_days", {}),
+        params.get("cloud_freshness_days"),
     )
     price_counts = con.sql(
         "SELECT market, sum(n_observations) AS kept, sum(n_dropped) AS dropped, "
@@ -176,7 +177,7 @@ def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> Repor
     return ReportData(
         run_date=run_date,
         reference_gpu=reference_gpu,
-        parameters=json.loads(parameters),
+        parameters=params,
         freshness=freshness,
         relative=for_run("relative_performance"),
         perf=for_run("perf_per_dollar"),

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from model.parameters import ModelParameters
 from reports.dataset import Dataset
 
 # The freshness window of each kind of answer input: the `stale_after_days` key.
 _WINDOW_KEY = {"price": "retail prices", "offer": "cloud prices", "benchmarks": "benchmarks"}
 # When a run's parameters lack a window (older runs): the defaults of model/parameters.py.
-_DEFAULT_WINDOW = {"retail prices": 180, "cloud prices": 30, "benchmarks": 730}
+_DEFAULTS = ModelParameters()
 
 ANSWER_SCHEMA = {
     "kind": pl.Utf8,  # price | offer | benchmarks
@@ -38,7 +39,8 @@ ANSWER_SCHEMA = {
 
 def _windows(ds: Dataset) -> dict[str, int]:
     given = ds.data.parameters.get("stale_after_days", {})
-    return {kind: int(given.get(key, _DEFAULT_WINDOW[key])) for kind, key in _WINDOW_KEY.items()}
+    defaults = _DEFAULTS.stale_after_days
+    return {kind: int(given.get(key, defaults[key])) for kind, key in _WINDOW_KEY.items()}
 
 
 def _picks(ds: Dataset) -> pl.DataFrame:
