@@ -162,7 +162,7 @@ def _theta_grid() -> np.ndarray:
     return np.column_stack([m.ravel() for m in mesh])
 
 
-def fit(c: pl.DataFrame) -> dict | None:
+def fit(c: pl.DataFrame, prior_weight: float = _PRIOR_WEIGHT) -> dict | None:
     """The best (eff_bandwidth, eff_compute, step_overhead_ms) for these cases, with rmse."""
     if c.is_empty():
         return None
@@ -175,7 +175,7 @@ def fit(c: pl.DataFrame) -> dict | None:
     )
     d = _SOFT_L1
     loss = (2 * d**2 * (np.sqrt(1 + (residual / d) ** 2) - 1)).sum(axis=1)
-    loss = loss + _PRIOR_WEIGHT * prior
+    loss = loss + prior_weight * prior
     best = int(np.argmin(loss))
     return {
         **dict(zip(PRIOR, (float(x) for x in theta[best]), strict=True)),

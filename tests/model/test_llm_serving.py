@@ -1,0 +1,164 @@
+"""The serving model: memory fit at total params, decode arithmetic, the fit, and evidence.
+
+The catalog is the bundled spec sheet, the models the bundled model table; the fit fixture
+is hand-written contract rows (llm_serving_benchmarks columns) made from known efficiencies,
+so the fit must find them again.
+"""
+
+import datetime as dt
+
+import numpy as np
+import polars as pl
+import pytest
+
+from model.llm_serving import (
+    llm_serving,
+    output_rate,
+    systems,
+    tokens_per_s_at,
+    with_capacity,
+)
+from model.llm_serving_fit import (
+    CONTRACT,
+    cases,
+    engine_fits,
+    evidence_from_llm_benchmarks,
+    fit,
+    predict_with,
+    summaries,
+)
+from sources.bundled import DATA_DIR, SPEC_SHEET, read_gpu_specs, read_llm_benchmarks
+from sources.llm_models import read_llm_models
+
+GPUS = read_gpu_specs(SPEC_SHEET)
+MODELS = read_llm_models()
+MLPERF = evidence_from_llm_benchmarks(
+    read_llm_benchmarks(DATA_DIR / "benchmarks" / "llm" / "llm_inference.csv", None)
+)
+
+
+@pytest.fixture(scope="module")
+def validation() -> pl.DataFrame:
+    return engine_fits(MLPERF, GPUS, MODELS)
+
+
+@pytest.fixture(scope="module")
+def serving(validation) -> pl.DataFrame:
+    gpus = GPUS.filter(pl.col("gpu_id").is_in(["h100-sxm5-80gb", "h200-sxm", "rtx-4090"]))
+    return llm_serving(gpus, MODELS, summaries(validation), MLPERF)
+
+
+def test_output_rate_by_hand():
+    # 1 GB read at 1 TB/s x 0.5 = 2 ms; 1 TFLOP at 1 PFLOP/s x 0.5 = 2 ms -> max 2 ms;
+    # + 1 ms comm + 1 ms overhead = 4 ms; prefill 0.125 TFLOP per output token x batch 4
+    # at 0.5 PFLOP/s = 1 ms; 4 tokens / 5 ms = 800 tokens/s.
+    c = {"bytes_step": 1e9, "bandwidth": 1e12, "flops_step": 1e12, "compute": 1e15,
+         "comm_s": 1e-3, "prefill_flops": 0.125e12}  # fmt: skip
+    assert output_rate(c, 4, 0.5, 0.5, 1e-3) == pytest.approx(800.0)
+
+
+def test_deepseek_r1_needs_total_params_in_memory(serving):
+    def fits(gpu):
+        rows = serving.filter(
+            (pl.col("gpu_id") == gpu) & (pl.col("model_id") == "deepseek-r1")
+            & (pl.col("precision_bits") == 8) & (pl.col("num_gpus") == 8)
+        )  # fmt: skip
+        return rows["fits"].any()
+
+    # 8 x 80 GiB x 0.9 = 618 GB < 671 GB of weights; 8 x 141 GiB x 0.9 = 1,090 GB holds it.
+    assert not fits("h100-sxm5-80gb")
+    assert fits("h200-sxm")
+
+
+def test_moe_decode_reads_active_not_total():
+    frame = with_capacity(
+        systems(GPUS.filter(pl.col("gpu_id") == "h200-sxm"), MODELS),
+        pl.lit(1024), pl.lit(1024),
+    ).filter((pl.col("precision_bits") == 8) & (pl.col("num_gpus") == 8))  # fmt: skip
+    r1 = frame.filter(pl.col("model_id") == "deepseek-r1").row(0, named=True)
+    dense = frame.filter(pl.col("model_id") == "llama-3.1-405b").row(0, named=True)
+    assert r1["weights_bytes"] == pytest.approx(671e9)  # memory: all experts
+    # Users that fit: (8 x 141 GiB x 0.9 - 671 GB) / (2048 tokens x 70,272 bytes / 2 (fp8)).
+    free = 8 * 141 * 2**30 * 0.9 - 671e9
+    assert r1["users_max"] == pytest.approx(np.floor(free / (2048 * 35_136)))
+    assert dense["weights_bytes"] == pytest.approx(405.9e9)
+
+
+def test_serving_curve_shape(serving):
+    curve = serving.filter(
+        (pl.col("gpu_id") == "rtx-4090") & (pl.col("model_id") == "llama-3.1-8b")
+        & (pl.col("precision_bits") == 8) & (pl.col("num_gpus") == 1)
+    ).sort("concurrency")  # fmt: skip
+    tps = curve["output_tokens_per_s"].to_numpy()
+    per_user = curve["output_tokens_per_s_per_user"].to_numpy()
+    assert (np.diff(tps) > 0).all() and (np.diff(per_user) < 0).all()
+    assert (curve["low"] < curve["output_tokens_per_s"]).all()
+    assert (curve["high"] > curve["output_tokens_per_s"]).all()
+    assert set(curve["energy_basis"]) == {"tdp"}
+    # The grid stops where KV memory runs out: 24 GiB x 0.9 - 8.03 GB of fp8 weights
+    # holds (23.19 - 8.03) GB / (2048 x 65,536 B) = 112 users -> 64 is the last step.
+    assert curve["concurrency"].max() == 64
+
+
+def test_consumer_8b_curve_agrees_with_public_vllm_sweeps(serving):
+    # Public vLLM sweeps of Llama 3.1 8B on one RTX 4090 reach ~1,000-3,000 output tokens/s
+    # at high concurrency (docs/methodology.md, "LLM serving").
+    high = tokens_per_s_at(serving, "rtx-4090", "llama-3.1-8b", 8, 1, 64)
+    assert 1000 <= high <= 3000
+
+
+def test_h100_70b_in_line_with_mlperf_offline(validation):
+    # MLPerf v4.1 Offline llama2-70b: 8x H100 SXM ~24,000 tokens/s, ~3,000 per GPU.
+    rows = MLPERF.filter((pl.col("gpu_id") == "h100-sxm5-80gb") & (pl.col("num_gpus") == 8))
+    trt = summaries(validation).filter(pl.col("engine") == "tensorrt-llm").row(0, named=True)
+    c = cases(rows, GPUS, MODELS)
+    predicted = predict_with(c, trt) / 8
+    measured = rows["output_tokens_per_s"].to_numpy() / 8
+    assert 2700 <= np.median(measured) <= 3300
+    assert np.median(predicted) == pytest.approx(np.median(measured), rel=0.25)
+
+
+def _fixture_rows(theta: dict) -> pl.DataFrame:
+    """Hand-written contract rows; their tokens/s made by the model at known efficiencies."""
+    rows = [
+        ("h100-sxm5-80gb", 1, "llama-3.1-8b", 8, 1), ("h100-sxm5-80gb", 1, "llama-3.1-8b", 8, 64),
+        ("h100-sxm5-80gb", 2, "llama-3.1-70b", 8, 32), ("h200-sxm", 1, "llama-3.1-8b", 16, 8),
+        ("h200-sxm", 8, "llama-2-70b", 8, None), ("rtx-4090", 1, "llama-3.1-8b", 8, 16),
+        ("rtx-4090", 1, "llama-3.1-8b", 16, 1), ("l40s", 4, "llama-3.1-70b", 8, 128),
+    ]  # fmt: skip
+    frame = pl.DataFrame(
+        [
+            {"source": "fixture", "gpu_id": g, "num_gpus": n, "engine": "vllm",
+             "engine_version": None, "model_id": m, "precision": "fp8" if b == 8 else "bf16",
+             "precision_bits": b, "scenario": "sweep" if c else "offline", "concurrency": c,
+             "input_tokens": 1000, "output_tokens": 500, "output_tokens_per_s": 1.0,
+             "output_tokens_per_s_per_user": None, "ttft_ms": None, "tpot_ms": None,
+             "power_w": None, "as_of": dt.date(2026, 1, 1), "citation": "hand-written"}
+            for g, n, m, b, c in rows
+        ],
+        schema=CONTRACT,
+    )  # fmt: skip
+    made = predict_with(cases(frame, GPUS, MODELS), theta)
+    return frame.with_columns(output_tokens_per_s=pl.Series(made))
+
+
+def test_fit_recovers_known_efficiencies():
+    theta = {"eff_bandwidth": 0.75, "eff_compute": 0.6, "step_overhead_ms": 2.0}
+    c = cases(_fixture_rows(theta), GPUS, MODELS)
+    found = fit(c, prior_weight=0.0)
+    assert found["eff_bandwidth"] == pytest.approx(0.75, abs=0.01)
+    assert found["eff_compute"] == pytest.approx(0.6, abs=0.01)
+    assert found["step_overhead_ms"] == pytest.approx(2.0)
+    assert found["rmse"] < 1e-9
+    # The weak prior moves the answer at most one grid step on eight clean rows.
+    shrunk = fit(c)
+    assert shrunk["eff_bandwidth"] == pytest.approx(0.75, abs=0.051)
+    assert shrunk["eff_compute"] == pytest.approx(0.6, abs=0.051)
+
+
+def test_validation_reports_every_engine(validation):
+    engines = summaries(validation)
+    assert set(engines["engine"]) == {"tensorrt-llm", "vllm", "pooled"}
+    assert engines["median_ape"].is_not_null().all()
+    per_gpu = validation.filter(pl.col("gpu_id").is_not_null())
+    assert per_gpu.filter(pl.col("engine") == "tensorrt-llm")["gpu_id"].n_unique() >= 5
