@@ -214,8 +214,9 @@ def _summary(engine: str, c: pl.DataFrame, logo: pl.DataFrame, params: dict) -> 
         "n_gpus": c["gpu_id"].n_unique(), "measured": None, "predicted": None,
         "median_ape": float(ape.median()) if len(ape) else None,
         "p90_ape": float(ape.quantile(0.9)) if len(ape) else None,
-        "log_sd": log_sd, "eff_bandwidth": params["eff_bandwidth"],
-        "eff_compute": params["eff_compute"], "step_overhead_ms": params["step_overhead_ms"],
+        "log_sd": log_sd, "eff_bandwidth": round(params["eff_bandwidth"], 4),
+        "eff_compute": round(params["eff_compute"], 4),
+        "step_overhead_ms": round(params["step_overhead_ms"], 4),
         "detail": (f"leave-one-GPU-out over {logo['gpu_id'].n_unique()} GPUs"
                    if logo.height else "one GPU: in-sample residual spread only"),
     }  # fmt: skip
