@@ -33,6 +33,8 @@ EXPECTED_ASSETS = {
     "verdicts",
     "llm_benchmarks",
     "llm_inference",
+    "llm_api_prices",
+    "llm_serving_cost",
     "charts",
     "report",
     "site",
@@ -140,6 +142,8 @@ def test_warehouse_writers_share_one_pool():
         "verdicts",
         "llm_benchmarks",
         "llm_inference",
+        "llm_api_prices",
+        "llm_serving_cost",
         "published_warehouse",
     }
     # The report's assets only read the warehouse, but a reader beside another run's
