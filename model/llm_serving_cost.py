@@ -184,9 +184,12 @@ def _rented(points: pl.DataFrame, rates: pl.DataFrame) -> pl.DataFrame:
         usd_per_s_high=pl.col("median_usd_per_gpu_hour") * per_s,
         utilization=pl.lit(None, dtype=pl.Float64),
         price_detail=pl.format(
-            "{} {} at ${}/GPU-hour (cheapest of {} fresh offers; median ${})",
-            "provider", "instance_type", pl.col("usd_per_gpu_hour").round(3), "n_offers",
-            pl.col("median_usd_per_gpu_hour").round(3),
+            "{} {} at ${}/GPU-hour ({})",
+            "provider", "instance_type", pl.col("usd_per_gpu_hour").round(3),
+            pl.when(pl.col("n_offers") == 1).then(pl.lit("the only fresh offer")).otherwise(
+                pl.format("cheapest of {} fresh offers; median ${}", "n_offers",
+                          pl.col("median_usd_per_gpu_hour").round(3))
+            ),
         ),
     )  # fmt: skip
 
@@ -225,9 +228,13 @@ def llm_serving_cost(
                 "{} at concurrency {}: {} output tokens/s, {} per user; prefill {} tokens/s; {}",
                 pl.col("engine").fill_null("engine not stated"),
                 "concurrency",
-                tps.round(0),
+                tps.round(0).cast(pl.Int64),
                 pl.col("output_tokens_per_s_per_user").round(1),
-                pl.col("prefill_tokens_per_s").round(0).cast(pl.Utf8).fill_null("unknown"),
+                pl.col("prefill_tokens_per_s")
+                .round(0)
+                .cast(pl.Int64)
+                .cast(pl.Utf8)
+                .fill_null("unknown"),
                 "price_detail",
             ),
         )  # fmt: skip

@@ -103,7 +103,9 @@ def test_rent_cost_by_hand():
     assert row["high"] == pytest.approx(2.5 / 3600 / 576 * 1e6)
     assert row["utilization"] is None and row["concurrency"] == 32
     assert "a 1x at $2.0/GPU-hour (cheapest of 3 fresh offers; median $2.5)" in row["detail"]
+    assert row["detail"].startswith("tensorrt-llm at concurrency 32: 640 output tokens/s, 20.0 per")
     spot = cost["rent_spot", 10]
+    assert spot["detail"].endswith("d 1x-spot at $1.0/GPU-hour (the only fresh offer)")
     assert spot["usd_per_million_output_tokens"] == pytest.approx(1.0 / 3600 / 1280 * 1e6)
     assert ("rent_on_demand", 50) not in cost
 
