@@ -17,9 +17,12 @@ important feature for LLM inference"):
 
 `efficiency` is fitted per engine x vendor from measured batch-1 decode rows (median of
 measured / roofline), falling back to the engine's and then to all rows'. Several GPUs
-split the layers (llama.cpp's default, and what every measured multi-GPU row does): a
-token still passes each layer once, so decode runs at one GPU's bandwidth, not the sum.
-A multi-die board (MI250, K80) reads at one die's bandwidth for the same reason.
+split the layers ("layer split (llama.cpp)": llama.cpp's default, and what every measured
+multi-GPU row does): a token still passes each layer once, so decode runs at one GPU's
+bandwidth, not the sum. That is how one user runs a model too big for one card on their
+own machine; it is not how a data-center system serves (tensor parallel, batched: the
+serving tables, model/llm_serving*.py), and the method text of every multi-GPU row says
+so. A multi-die board (MI250, K80) reads at one die's bandwidth for the same reason.
 
 Prefill is compute bound: 2 * params FLOPs per prompt token at the rate llama.cpp's kernels
 use (int8 tensor), times an efficiency fitted per architecture (model/llm_prefill.py).
@@ -27,8 +30,9 @@ use (int8 tensor), times an efficiency fitted per architecture (model/llm_prefil
 Cost (`llm_cost`): buying amortises the system's total cost of ownership (the same
 `perf_per_dollar` row: GPUs, host, electricity over `years`) over the tokens it makes at
 `utilization`; renting pays the cheapest offer per GPU-hour (instances with at least as
-many GPUs) for the hours the tokens take. Both at batch 1: one user's cost, not a
-batched server's (which makes many times more tokens per GPU-hour).
+many GPUs) for the hours the tokens take. Both at batch 1: one user on their own machine
+(`LOCAL_USE`, at the head of every cost row's detail), never the cost of serving: a
+batched server makes many times more tokens per GPU-hour (`llm_serving_cost`).
 
 Calibration hygiene (model/evidence.py): rows from a constrained host (eGPU enclosure,
 single-board computer, narrow external link) stay in `llm_benchmarks` but neither calibrate
@@ -57,6 +61,16 @@ QUANT_BITS = {
 }  # fmt: skip
 _MIN_ROWS = 3
 _MIN_GPUS = 3
+# What a batch-1 row is: one user on their own machine (llm_cost's detail begins with it).
+LOCAL_USE = (
+    "one user at batch 1 on a machine of their own (bought or rented), not the cost of serving"
+)
+LAYER_SPLIT = "layer split (llama.cpp): {} GPUs decode at one GPU's speed"
+
+
+def layer_split_note(num_gpus: pl.Expr) -> pl.Expr:
+    """'; layer split (llama.cpp): N GPUs ...' for a multi-GPU row, '' for one GPU."""
+    return pl.when(num_gpus > 1).then(pl.format("; " + LAYER_SPLIT, num_gpus)).otherwise(pl.lit(""))
 
 
 def kv_bytes_per_token(size_b: int) -> float:
@@ -404,7 +418,10 @@ def llm_throughput(
             method=pl.when(pl.col("fits"))
             .then(
                 pl.format(
-                    "modelled: {} decode efficiency ({})", pl.lit(engine_class), pl.col("level")
+                    "modelled: {} decode efficiency ({}){}",
+                    pl.lit(engine_class),
+                    pl.col("level"),
+                    layer_split_note(pl.col("num_gpus")),
                 )
             )
             .otherwise(pl.lit("does not fit")),  # fmt: skip
@@ -462,7 +479,9 @@ def _measured_rows(benchmarks: pl.DataFrame) -> pl.DataFrame:
             pl.col("bits").cast(pl.Int32),
             pl.col("num_gpus").cast(pl.Int32),
             fits=pl.lit(True),
-            method=pl.format("measured ({})", pl.col("engines")),
+            method=pl.format(
+                "measured ({}){}", pl.col("engines"), layer_split_note(pl.col("num_gpus"))
+            ),
             rate_source=pl.lit("measured"),
         )
         .drop("engines")
@@ -503,8 +522,9 @@ def llm_cost(
         low=pl.col("total_cost_usd") * 1e6 / (pl.col("decode_high") * seconds),
         high=pl.col("total_cost_usd") * 1e6 / (pl.col("decode_low") * seconds),
         utilization=pl.lit(utilization),
-        detail=pl.format("{} system, {} price of {}", pl.col("market"), pl.col("price_method"),
-                         pl.col("price_day")),
+        detail=pl.format("{}{}; {} system, {} price of {}", pl.lit(LOCAL_USE),
+                         layer_split_note(pl.col("num_gpus")), pl.col("market"),
+                         pl.col("price_method"), pl.col("price_day")),
     )  # fmt: skip
     on_demand = offers.filter(pl.col("price_type").is_in(["on_demand", "spot"]))
     cheapest = (
@@ -524,8 +544,9 @@ def llm_cost(
         low=hourly * 1e6 / (pl.col("decode_high") * 3600),
         high=hourly * 1e6 / (pl.col("decode_low") * 3600),
         utilization=pl.lit(None, dtype=pl.Float64),
-        detail=pl.format("{} {} at ${}/GPU-hour", pl.col("provider"), pl.col("instance_type"),
-                         pl.col("usd_per_gpu_hour").round(3)),
+        detail=pl.format("{}{}; {} {} at ${}/GPU-hour", pl.lit(LOCAL_USE),
+                         layer_split_note(pl.col("num_gpus")), pl.col("provider"),
+                         pl.col("instance_type"), pl.col("usd_per_gpu_hour").round(3)),
     )  # fmt: skip
     columns = ["gpu_id", "model_params_b", "bits", "num_gpus", "basis",
                "usd_per_million_tokens", "low", "high", "utilization", "detail",

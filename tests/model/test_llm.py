@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 from model.llm import (
+    LOCAL_USE,
     decode_roofline,
     leave_one_gpu_out,
     llm_cost,
@@ -111,6 +112,9 @@ def test_throughput_modelled_where_it_fits_and_measured_rows_stay_measured():
     two = modelled.filter((pl.col("gpu_id") == "rtx-4090") & (pl.col("model_params_b") == 8)
                           & (pl.col("num_gpus") == 2))  # fmt: skip
     assert two["decode_tokens_per_s"][0] == pytest.approx(row["decode_tokens_per_s"])
+    # ... and say so: a llama.cpp layer split, not tensor-parallel serving.
+    assert two["method"][0].endswith("; layer split (llama.cpp): 2 GPUs decode at one GPU's speed")
+    assert "layer split" not in row["method"]
     # A multi-die board reads at one die's bandwidth.
     mi250 = modelled.filter((pl.col("gpu_id") == "mi250") & (pl.col("model_params_b") == 8)
                             & (pl.col("num_gpus") == 1))  # fmt: skip
@@ -165,3 +169,27 @@ def test_cost_per_million_tokens_buy_and_rent():
     # Renting pays the cheapest GPU-hour of instances with enough GPUs: $0.50 / 360k tokens.
     assert rows["rent_on_demand"]["usd_per_million_tokens"] == pytest.approx(0.50 / 0.36)
     assert rows["rent_spot"]["usd_per_million_tokens"] == pytest.approx(0.30 / 0.36)
+
+
+def test_batch1_cost_says_it_is_one_user_on_their_own_machine_and_labels_the_layer_split():
+    throughput = pl.DataFrame(
+        {"gpu_id": ["rtx-4090"] * 2, "model_params_b": [70] * 2, "bits": [4] * 2,
+         "num_gpus": [1, 2], "fits": [True] * 2, "decode_tokens_per_s": [20.0] * 2,
+         "decode_low": [16.0] * 2, "decode_high": [25.0] * 2}
+    )  # fmt: skip
+    buy = pl.DataFrame(
+        {"gpu_id": ["rtx-4090"] * 2, "system_gpus": [1, 2], "market": ["used"] * 2,
+         "total_cost_usd": [5000.0, 8000.0], "price_method": ["observed"] * 2,
+         "price_day": [dt.date(2026, 7, 1)] * 2}
+    )  # fmt: skip
+    offers = pl.DataFrame(
+        {"gpu_id": ["rtx-4090"], "gpu_count": [2], "price_type": ["on_demand"],
+         "usd_per_gpu_hour": [0.5], "provider": ["a"], "instance_type": ["x2"]}
+    )  # fmt: skip
+    out = llm_cost(throughput, buy, offers, years=5.0, utilization=0.15)
+    assert out.height == 4
+    assert out["detail"].str.starts_with(LOCAL_USE).all()
+    assert "not the cost of serving" in LOCAL_USE
+    two = out.filter(pl.col("num_gpus") == 2)["detail"]
+    assert two.str.contains("layer split (llama.cpp): 2 GPUs", literal=True).all()
+    assert not out.filter(pl.col("num_gpus") == 1)["detail"].str.contains("layer split").any()

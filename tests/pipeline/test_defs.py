@@ -35,6 +35,8 @@ EXPECTED_ASSETS = {
     "llm_inference",
     "llm_models",
     "llm_serving",
+    "llm_api_prices",
+    "llm_serving_cost",
     "charts",
     "report",
     "site",
@@ -144,6 +146,8 @@ def test_warehouse_writers_share_one_pool():
         "llm_inference",
         "llm_models",
         "llm_serving",
+        "llm_api_prices",
+        "llm_serving_cost",
         "published_warehouse",
     }
     # The report's assets only read the warehouse, but a reader beside another run's
