@@ -12,6 +12,7 @@ import polars as pl
 from reports.charts.common import meta, stack, wrap_title
 
 CHART_BASES = {"buy_new": "buy new", "rent_on_demand": "rent on-demand"}
+BAND_LABEL = "published API prices (comparison, not an input)"
 MAIN_SYSTEMS = 5  # per panel: more lines than this cannot be told apart
 
 
@@ -72,9 +73,15 @@ def _panel(data: pl.DataFrame, band: pl.DataFrame, title: str, narrow: bool) -> 
     bars = base.mark_rule(opacity=0.6).encode(x=x, y="low:Q", y2="high:Q", color=color)
     layers = [lines, bars]
     if not band.is_empty():
-        # No x encoding: the band spans the panel, as a range on the cost axis.
+        # No x encoding: the band spans the panel, as a range on the cost axis; its label is
+        # a data value (the band's own row), never part of an expression.
         shade = alt.Chart(band).mark_rect(color="#999", opacity=0.18).encode(y="low:Q", y2="high:Q")
-        layers.insert(0, shade)
+        label = (
+            alt.Chart(band)
+            .mark_text(align="left", baseline="bottom", dx=4, dy=-2, fontSize=10, color="#555")
+            .encode(x=alt.value(0), y="high:Q", text="label:N")
+        )
+        layers[:0] = [shade, label]
     return alt.layer(*layers).properties(width=width, height=height, title=title)
 
 
@@ -82,9 +89,9 @@ def api_band_data(prices: pl.DataFrame, model: str) -> pl.DataFrame:
     """The published API output price range of the model (no rows when none is published)."""
     rows = prices.filter(pl.col("model_id") == model)
     if rows.is_empty():
-        return pl.DataFrame(schema={"low": pl.Float64, "high": pl.Float64})
+        return pl.DataFrame(schema={"low": pl.Float64, "high": pl.Float64, "label": pl.Utf8})
     out = rows["usd_per_million_output_tokens"]
-    return pl.DataFrame({"low": [out.min()], "high": [out.max()]})
+    return pl.DataFrame({"low": [out.min()], "high": [out.max()], "label": [BAND_LABEL]})
 
 
 def serving_cost_chart(
@@ -99,7 +106,8 @@ def serving_cost_chart(
             panels.append(_panel(data, band, title, narrow))
     if not panels:
         raise ValueError(f"no serving cost to chart for {model}")
-    chart = stack(panels, narrow).resolve_scale(color="independent")
+    # One colour per system across both panels (a shared scale), so lines can be compared.
+    chart = stack(panels, narrow)
     heading = f"{model}: $ per 1M output tokens against tokens/s per user"
     return meta(chart.properties(title=wrap_title(heading, narrow)), f"llm_serving_{model}")
 
