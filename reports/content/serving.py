@@ -201,8 +201,18 @@ def model_figure(model: str) -> Figure:
     )
 
 
+def api_sources(prices: pl.DataFrame, model: str) -> list[str]:
+    """Each published API price behind the band, with its date and citation (plain text)."""
+    return [
+        f"API list price, {r['provider']}: {usd(r['usd_per_million_output_tokens'])} output, "
+        f"{usd(r['usd_per_million_input_tokens'])} input per 1M tokens, as of {r['as_of']}; "
+        + "; ".join(x for x in (r["citation"], r["url"]) if x)
+        for r in prices.filter(pl.col("model_id") == model).iter_rows(named=True)
+    ]
+
+
 def model_section(ds: Dataset, model: str, charted: set[str]) -> Section:
-    """One model on llm.html: its API band, its table and its chart."""
+    """One model on llm.html: its API band, its table, its chart, the API prices' sources."""
     band = api_band(ds.llm_api_prices, model)
     return Section(
         model_anchor(model),
@@ -210,6 +220,7 @@ def model_section(ds: Dataset, model: str, charted: set[str]) -> Section:
         [f"{API_TITLE[0].upper()}{API_TITLE[1:]}: {'; '.join((band.text, *band.lines))}."],
         tables=[model_table(ds, model)],
         figures=[model_figure(model)] if chart_name(model) in charted else [],
+        after=api_sources(ds.llm_api_prices, model),
     )
 
 

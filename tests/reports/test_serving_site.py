@@ -250,6 +250,10 @@ def test_llm_page_answers_per_model_target_and_basis(ds):
     assert "1,000 users: 8 systems, 64 GPUs" in text  # 128 users per system at 20 tok/s
     assert "100 users: 1 system, 1 GPU; 1,000 users: 8 systems, 8 GPUs" in text  # gpt-oss
     assert "$1.90 per 1M output tokens ($1.55–$2.40)" in text  # 50 tokens/s per user
+    assert (
+        "API list price, provider-a: $0.60 output, $0.23 input per 1M tokens, as of "
+        "2026-09-30; test row; https://example.org/a" in text
+    )
     # The MLPerf® results behind the model, attributed as MLCommons requires.
     assert "Result not verified by MLCommons Association." in text
     assert "registered and unregistered trademarks of MLCommons Association" in text
