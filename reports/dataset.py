@@ -17,6 +17,7 @@ import polars as pl
 from model.verdicts import in_order
 from reports.changes import Changes, Snapshot, compare, previous_version, read_snapshot
 from reports.report import ReportData, load_report_data
+from reports.serving_schema import read_serving_table
 from warehouse.reads import read_for_run, read_latest_offers, read_weekly_history
 
 
@@ -35,6 +36,12 @@ class Dataset:
     sensitivity: pl.DataFrame
     llm_throughput: pl.DataFrame
     llm_cost: pl.DataFrame
+    # LLM serving (issue 24): throughput curves, cost per token, API list prices (comparison
+    # only) and the published serving measurements (for attribution); serving_schema.py.
+    llm_serving: pl.DataFrame
+    llm_serving_cost: pl.DataFrame
+    llm_api_prices: pl.DataFrame
+    llm_serving_benchmarks: pl.DataFrame
     software_support: pl.DataFrame
     changes: Changes | None
     previous: str | None
@@ -99,6 +106,10 @@ def prepare_dataset(
             "llm_throughput", "gpu_id, model_params_b, bits, num_gpus, context_tokens"
         ),
         llm_cost=for_run("llm_cost", "model_params_b, bits, basis, usd_per_million_tokens"),
+        llm_serving=read_serving_table(con, "llm_serving", run_date),
+        llm_serving_cost=read_serving_table(con, "llm_serving_cost", run_date),
+        llm_api_prices=read_serving_table(con, "llm_api_prices", run_date),
+        llm_serving_benchmarks=read_serving_table(con, "llm_serving_benchmarks", run_date),
         software_support=for_run("gpu_software_support", "gpu_id, stack"),
         changes=None,
         previous=None,

@@ -1,10 +1,11 @@
 """Which GPUs each chart shows, and rendering every chart of a version (issue 13).
 
 `render_site_charts` writes the front page's figures (wide and narrow variants and their
-specs) into `<out>/` and one price-history chart per GPU with a price history
-into `<out>/gpu/`.
+specs) and one serving-cost chart per LLM (`llm_serving_<model>`, shown on llm.html) into
+`<out>/`, and one price-history chart per GPU with a price history into `<out>/gpu/`.
 """
 
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -24,6 +25,8 @@ from reports.charts import (
     render_many,
     sensitivity_chart,
 )
+from reports.charts.serving import charted_models, serving_cost_chart
+from reports.content.serving import chart_name, serving_models
 from reports.dataset import Dataset
 from reports.report import headline
 from reports.safety import slug
@@ -155,6 +158,20 @@ def priced_history_gpus(ds: Dataset) -> list[str]:
     return sorted(set(ds.price_history["gpu_id"]))
 
 
+def serving_chart_jobs(ds: Dataset, out_dir: Path) -> list[ChartJob]:
+    """One serving-cost chart per model with a cost to buy new or rent (wide and narrow)."""
+    cost, prices = ds.llm_serving_cost, ds.llm_api_prices
+    return [
+        ChartJob(
+            partial(serving_cost_chart, cost, prices, model, narrow),
+            out_dir,
+            chart_name(model) + (".narrow" if narrow else ""),
+        )
+        for model in charted_models(cost, serving_models(ds))
+        for narrow in (False, True)
+    ]
+
+
 def render_site_charts(ds: Dataset, out_dir: Path, cache_dir: Path | None = None) -> list[Path]:
     """Every chart of the version: the figures (wide + narrow) and one per GPU.
 
@@ -168,6 +185,7 @@ def render_site_charts(ds: Dataset, out_dir: Path, cache_dir: Path | None = None
         for figure in FIGURES:
             name = f"{figure.name}.narrow" if narrow else figure.name
             jobs.append(ChartJob(builders[figure.name], out_dir, name))
+    jobs += serving_chart_jobs(ds, out_dir)
     paths = render_many(jobs, cache=cache)
     gpus = [slug(g) for g in priced_history_gpus(ds)]
     paths += render_gpu_price_charts(

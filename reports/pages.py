@@ -2,10 +2,11 @@
 
 `write_version` puts everything a version adds beyond the report and methodology pages
 into a build folder: `pages/` (the front page `index.html`, `tables.html`, `gpus.html`,
-`downloads.html` and one `gpu/<gpu_id>.html` per catalog GPU) and `data/` (every published
-table as CSV and Parquet, plus the verdicts and input freshness); `report.md` is rendered
-from the same dataset (`render_report_markdown`). `add_version_files` copies them into the
-version folder `build_site` assembles, before it is swapped in.
+`downloads.html`, `llm.html` (LLM serving per model) and one `gpu/<gpu_id>.html` per
+catalog GPU) and `data/` (every published table as CSV and Parquet, plus the verdicts and
+input freshness); `report.md` is rendered from the same dataset (`render_report_markdown`).
+`add_version_files` copies them into the version folder `build_site` assembles, before it
+is swapped in.
 
 Safety (GUIDE section 6): every page template autoescapes; Markdown fragments are rendered
 inline with raw HTML disabled; links built from data go through `safety.safe_url`; file
@@ -31,6 +32,9 @@ from reports.content import Cell, Section, Table, frame_table, interval, money, 
 from reports.content.evidence import evidence_section
 from reports.content.prices import evidence_label, priced_with_evidence, with_price_evidence
 from reports.content.renting import best_rent_offers, rank_text, with_offer_text
+from reports.content.serving import PAGE as LLM_PAGE
+from reports.content.serving import serving_page_sections
+from reports.content.serving_gpu import ServingPages
 from reports.dataset import Dataset
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
@@ -153,6 +157,17 @@ def render_tables_page(ds: Dataset) -> str:
         root="",
         title=f"gpuvalue {ds.version}: all tables",
         sections=content.detail_sections(ds),
+    )
+
+
+def render_llm_page(ds: Dataset, charted: set[str]) -> str:
+    """llm.html: serving each model to N users (`charted`: the serving charts rendered)."""
+    return _page(
+        "sections.html.j2",
+        version=ds.version,
+        root="",
+        title=f"gpuvalue {ds.version}: LLM serving",
+        sections=serving_page_sections(ds, charted),
     )
 
 
@@ -445,7 +460,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
     prices = _by_gpu(ds.current_prices)
     offers = _by_gpu(ds.offers)
     benchmarks = _by_gpu(ds.benchmarks)
-    llm = _by_gpu(ds.llm_throughput)
+    llm, serving = _by_gpu(ds.llm_throughput), ServingPages.of(ds)
     basis, support = _by_gpu(ds.data.basis), _by_gpu(ds.software_support)
     context = int(ds.data.parameters.get("llm_context_tokens", 8192))
     empty = pl.DataFrame()
@@ -481,9 +496,10 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
                     _offer_table(offers.get(gpu_id, empty)),
                 ],
             ),
+            serving.section(gpu_id),
             Section(
                 "llm",
-                "LLM inference",
+                "LLM: one user, on your own machine",
                 tables=[content.llm_gpu_table(llm.get(gpu_id, no_llm), context)],
             ),
             Section(
@@ -673,6 +689,8 @@ def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> d
     charted = {p.stem for p in (chart_dir / "gpu").glob("*.svg")}
     (pages / "index.html").write_text(render_front_page(ds), encoding="utf-8")
     (pages / "tables.html").write_text(render_tables_page(ds), encoding="utf-8")
+    served = {p.name.removesuffix(".svg") for p in chart_dir.glob("llm_serving_*.svg")}
+    (pages / LLM_PAGE).write_text(render_llm_page(ds, served), encoding="utf-8")
     gpu_list = gpu_pages(ds, charted)
     for page in gpu_list:
         inside(pages, "gpu", f"{page.gpu_id}.html").write_text(

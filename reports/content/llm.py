@@ -1,10 +1,18 @@
-"""LLM inference: the cheapest tokens, the fastest system per budget, and a GPU's LLM table."""
+"""LLM inference: the front page's section and a GPU page's batch-1 table.
+
+The section leads with serving many users (content/serving.py), then one user on one's own
+machine (batch 1: the cheapest tokens, the fastest system per budget).
+"""
+
+import dataclasses
 
 import polars as pl
 
 from model.verdicts import BUDGETS_USD
 from reports.charts import FIGURES, llm_value_data
 from reports.content.blocks import Cell, Section, Table, gpu_href, interval
+from reports.content.mlcommons import NOTICE, mlperf_results, uses_mlperf
+from reports.content.serving import FRONT_TARGET, PAGE, serving_summary_table
 from reports.dataset import Dataset
 
 LLM_BASES = {
@@ -51,7 +59,8 @@ def llm_cheapest_table(ds: Dataset, bits: int = 4) -> Table:
     return Table(
         ("model", *LLM_BASES.values()),
         rows,
-        title=f"Cheapest per million generated tokens, {bits}-bit weights",
+        title=f"Cheapest per million generated tokens for one user, {bits}-bit weights "
+        "(batch 1: not the cost of serving)",
         unit="USD per 1M tokens at batch 1 (95 % interval)",
         empty="No LLM configuration has a price.",
     )
@@ -83,22 +92,42 @@ def llm_budget_table(ds: Dataset, bits: int = 4) -> Table:
     return Table(
         ("budget", *(f"{size}B, {bits}-bit" for size in sizes)),
         rows,
-        title="Fastest system to buy within a budget (total cost of ownership)",
+        title="Fastest system for one user to buy within a budget (total cost of ownership)",
         unit="tokens/s at batch 1; system cost of ownership and its market",
+        empty="No LLM speed has a price in this version.",
     )
 
 
+LOCAL_HEADING = "One user, on your own machine"
+LOCAL_NOTE = (
+    'The two tables under "{heading}" are batch 1, one request at a time: this is not '
+    "the cost of serving, where one system answers many users at once."
+)
+
+
 def llm_section(ds: Dataset) -> Section:
-    """LLM inference: what to buy or rent to run a model of a given size."""
+    """LLM inference: serving many users (summary), then one user on one's own machine."""
     params = ds.data.parameters
-    if ds.llm_throughput.is_empty():
+    serving = not ds.llm_serving_cost.is_empty()
+    if ds.llm_throughput.is_empty() and not serving:
         return Section("llm", "LLM inference", ["No LLM results in this version."])
+    local = [
+        dataclasses.replace(llm_cheapest_table(ds), heading=LOCAL_HEADING),
+        llm_budget_table(ds),
+    ]
+    results = mlperf_results(ds.llm_serving_benchmarks)
+    attributed = serving and uses_mlperf(results, (ds.llm_serving_cost, "detail"))
     return Section(
         "llm",
         "LLM inference",
         [
-            "Which GPU runs an 8B, 32B or 70B model, how fast, and what a million generated "
-            f"tokens cost. Speeds are batch-1 generation (one user) with "
+            "Serving a model to many users: which GPUs, how many, and what a million output "
+            "and input tokens cost to buy or rent at 10, 20 or 50 tokens/s per user, per "
+            f"model, with published API prices beside them: [LLM serving]({PAGE}). The "
+            f"summary below is at {FRONT_TARGET} tokens/s per user.",
+            LOCAL_NOTE.format(heading=LOCAL_HEADING),
+            "One user: which GPU runs an 8B, 32B or 70B model, how fast, and what a million "
+            "generated tokens cost. Speeds are batch-1 generation with "
             f"{params.get('llm_context_tokens', 8192):,} tokens of context, modelled from "
             "memory bandwidth and fitted to published llama.cpp results (methodology §11); "
             "several GPUs split the layers. Buying spreads the system's total cost of "
@@ -106,8 +135,11 @@ def llm_section(ds: Dataset) -> Section:
             f"{params['utilization']:.0%} use; renting pays the cheapest GPU-hour for the "
             "hours the tokens take.",
         ],
-        tables=[llm_cheapest_table(ds), llm_budget_table(ds)],
-        figures=[f for f in FIGURES if f.name == "llm_value"],
+        tables=[serving_summary_table(ds), *local],
+        figures=[]
+        if ds.llm_throughput.is_empty()
+        else [f for f in FIGURES if f.name == "llm_value"],
+        after=[NOTICE] if attributed else [],
     )
 
 
@@ -158,6 +190,6 @@ def llm_gpu_table(rows: pl.DataFrame, context: int) -> Table:
     return Table(
         ("model", "bits", "fewest GPUs that hold it", "tokens/s (95 % interval)", "measured"),
         out,
-        title=f"LLM inference at {context:,} tokens of context (batch 1)",
+        title=f"One user at {context:,} tokens of context (batch 1: not the cost of serving)",
         empty="No LLM configuration for this GPU.",
     )

@@ -136,6 +136,7 @@ def test_site_versions(built):
             "report.md",
             "methodology.html",
             "gpus.html",
+            "llm.html",
             "tables.html",
             "downloads.html",
             "gpu/rtx-4090.html",

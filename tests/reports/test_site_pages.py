@@ -396,7 +396,8 @@ def test_link_and_path_guards():
 
 
 @pytest.mark.parametrize(
-    "name", ["tables.html", "gpus.html", "methodology.html", "downloads.html", "../index.html"]
+    "name",
+    ["tables.html", "gpus.html", "llm.html", "methodology.html", "downloads.html", "../index.html"],
 )
 def test_every_page_fits_a_phone(built, browser, name):
     page, seen = open_page(browser, built.site / "latest" / name, PHONE)
