@@ -46,6 +46,11 @@ def _site_version_dir(settings: GpuvalueSettings, run_date) -> Path:
         "sensitivity",
         "recommendations",
         "verdicts",
+        # The LLM pages' tables (one user, serving, its cost, the API band).
+        "llm_inference",
+        "llm_serving",
+        "llm_serving_cost",
+        "llm_api_prices",
     ],
     description=(
         "The run's charts (Vega-Lite spec and SVG; PNG of the lead chart): the site's "
@@ -81,6 +86,10 @@ def charts(
         "recommendations",
         "verdicts",
         "model_validation",
+        "llm_inference",
+        "llm_serving",
+        "llm_serving_cost",
+        "llm_api_prices",
     ],
     description=(
         "The run's Markdown report (verdicts by budget and memory, what changed, top GPUs "
