@@ -32,6 +32,7 @@ EXPECTED_ASSETS = {
     "recommendations",
     "verdicts",
     "llm_benchmarks",
+    "llm_serving_benchmarks",
     "llm_inference",
     "charts",
     "report",
@@ -139,6 +140,7 @@ def test_warehouse_writers_share_one_pool():
         "recommendations",
         "verdicts",
         "llm_benchmarks",
+        "llm_serving_benchmarks",
         "llm_inference",
         "published_warehouse",
     }
