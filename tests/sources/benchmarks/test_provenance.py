@@ -8,6 +8,8 @@ from sources.benchmarks.provenance import (
     HOSTS,
     STACKS,
     host_from_form_factor,
+    llm_batch_regime,
+    llm_host,
 )
 from sources.bundled import DATA_DIR, read_benchmark_figures, read_llm_benchmarks
 from sources.tables import BadInputError
@@ -105,8 +107,11 @@ def test_llama_cpp_rows_take_the_backend_and_the_host_from_the_citation(llm):
     cuda = one(llm, "XiongjieDai/", gpu_id="rtx-4090", context_tokens=512, num_gpus=1,
                quant="Q4_K_M", phase="decode", model="llama-3-8b")  # fmt: skip
     assert cuda == {"stack": "llama.cpp-cuda", "host": "server", "batch_regime": "batch-1"}
-    mlperf = llm.filter(pl.col("source") == "mlperf")
-    assert set(mlperf["batch_regime"]) == {"offline"} and set(mlperf["host"]) == {"server"}
+    # MLPerf's serving rows moved to serving.csv (llm_serving_benchmarks, issue 24): the
+    # batch-1 file holds none; the rule still reads an MLPerf serving row as Offline.
+    assert llm.filter(pl.col("phase") == "serving").is_empty()
+    row = {"source": "mlperf", "phase": "serving", "batch": None, "citation": "x"}
+    assert (llm_batch_regime(row), llm_host(row)) == ("offline", "server")
 
 
 def test_every_bundled_value_is_in_its_vocabulary(figures, llm):
