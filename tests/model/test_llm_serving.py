@@ -22,19 +22,17 @@ from model.llm_serving_fit import (
     CONTRACT,
     cases,
     engine_fits,
-    evidence_from_llm_benchmarks,
     fit,
     predict_with,
     summaries,
 )
-from sources.bundled import DATA_DIR, SPEC_SHEET, read_gpu_specs, read_llm_benchmarks
+from sources.benchmarks.serving import read_serving_benchmarks
+from sources.bundled import DATA_DIR, SPEC_SHEET, read_gpu_specs
 from sources.llm_models import read_llm_models
 
 GPUS = read_gpu_specs(SPEC_SHEET)
 MODELS = read_llm_models()
-MLPERF = evidence_from_llm_benchmarks(
-    read_llm_benchmarks(DATA_DIR / "benchmarks" / "llm" / "llm_inference.csv", None)
-)
+MLPERF = read_serving_benchmarks(DATA_DIR / "benchmarks" / "llm" / "serving.csv", None)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.llm_serving import llm_serving as serving_rows
-from model.llm_serving_fit import engine_fits, evidence_from_llm_benchmarks, summaries
+from model.llm_serving_fit import engine_fits, summaries
 from pipeline.defs.metadata import KINDS, ROW_COUNT
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
@@ -45,23 +45,11 @@ def llm_models(
     )
 
 
-def _evidence(step) -> tuple[pl.DataFrame, str]:
-    """The measured serving rows: the contract table when it has rows, else MLPerf's."""
-    tables = {
-        r[0] for r in step.con.sql("SELECT table_name FROM information_schema.tables").fetchall()
-    }
-    if EVIDENCE_TABLE in tables:
-        rows = step.read_all(EVIDENCE_TABLE)
-        if not rows.is_empty():
-            return rows, EVIDENCE_TABLE
-    return evidence_from_llm_benchmarks(step.read_all("llm_benchmarks")), "llm_benchmarks (MLPerf)"
-
-
 @dg.asset(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[llm_models, "llm_benchmarks", "gpus", "benchmark_debiased"],
+    deps=[llm_models, EVIDENCE_TABLE, "gpus", "benchmark_debiased"],
     description=(
         "One row per GPU x model x weight bits x GPU count (tensor parallel) x concurrency "
         "(llm_serving): fits, KV capacity, output tokens/s (system and per user) with an "
@@ -76,7 +64,7 @@ def llm_serving(
     with model_step(context, settings, warehouse) as step:
         gpus = step.read_all("gpus")
         models = step.read_all("llm_models")
-        evidence, evidence_from = _evidence(step)
+        evidence = step.read_all(EVIDENCE_TABLE)
         validation = engine_fits(evidence, gpus, models)
         rows = serving_rows(gpus, models, summaries(validation), evidence, step.params.host_watts)
         run_date = pl.lit(step.run_date)
@@ -86,7 +74,7 @@ def llm_serving(
     return step.result(
         f"{rows.height} serving rows, {engines.height} engine fits",
         table="llm_serving",
-        evidence=evidence_from,
+        evidence_rows=evidence.height,
         fitting_configurations=rows.filter(pl.col("fits") & (pl.col("concurrency") == 1)).height,
         engine_fits=", ".join(
             f"{e}: bw {b:.2f}, compute {c:.2f}, LOGO median APE "
