@@ -16,18 +16,10 @@ from pathlib import Path
 
 import polars as pl
 
+from sources.llm_models import model_ids
 from sources.tables import Column, https_url, read_table
 
 API_PRICES = Path(__file__).parent / "data" / "llm" / "api_prices.csv"
-# The model ids of issue 24 (helper B's `llm_models` defines each one): an API price of a
-# model the serving tables do not know could not be compared with anything.
-MODEL_IDS = frozenset(
-    {
-        "llama-2-7b", "llama-3.1-8b", "qwen2.5-32b", "llama-2-70b", "llama-3.1-70b",
-        "llama-3.3-70b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-20b",
-        "gpt-oss-120b", "deepseek-r1",
-    }
-)  # fmt: skip
 # USD per million tokens. Open-model list prices run from $0.02 (8B) to $7 (DeepSeek-R1
 # output); a figure under $0.001 is a per-token or per-thousand price typed as per-million,
 # one over $100 a per-billion or a typo. A free tier (0) is not a list price.
@@ -47,11 +39,16 @@ def _provider(value: object) -> str | None:
 
 
 def read_llm_api_prices(
-    path: str | Path = API_PRICES, model_ids: frozenset[str] = MODEL_IDS
+    path: str | Path = API_PRICES, known_models: frozenset[str] | None = None
 ) -> pl.DataFrame:
-    """The API price rows: model_id, provider, the two prices, as_of, citation, url."""
+    """The API price rows: model_id, provider, the two prices, as_of, citation, url.
+
+    `known_models` defaults to the model table's ids (sources/data/llm/models.csv): an API
+    price of a model the serving tables do not know could not be compared with anything.
+    """
+    known = model_ids() if known_models is None else known_models
     columns = [
-        Column("model_id", choices=model_ids),
+        Column("model_id", choices=known),
         Column("provider", check=_provider),
         Column("usd_per_million_input_tokens", "float", check=_price),
         Column("usd_per_million_output_tokens", "float", check=_price),

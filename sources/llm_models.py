@@ -94,3 +94,8 @@ def read_llm_models(path: str | Path = MODELS_FILE) -> pl.DataFrame:
         if problem is not None:
             raise BadInputError(path, row["line"], *problem)
     return rows.drop("line")
+
+
+def model_ids(path: str | Path = MODELS_FILE) -> frozenset[str]:
+    """The model ids the project knows (the one list: models.csv), for other readers."""
+    return frozenset(read_llm_models(path)["model_id"])

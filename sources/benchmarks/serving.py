@@ -19,25 +19,9 @@ from pathlib import Path
 
 import polars as pl
 
+from sources.llm_models import model_ids as known_model_ids
 from sources.tables import BadInputError, Column, read_table
 
-# The model ids every helper of issue 24 uses (helper B's `llm_models` defines them all).
-MODEL_IDS = frozenset(
-    {
-        "llama-2-7b",
-        "llama-3.1-8b",
-        "qwen2.5-32b",
-        "llama-2-70b",
-        "llama-3.1-70b",
-        "llama-3.3-70b",
-        "llama-3.1-405b",
-        "mixtral-8x7b",
-        "qwen3-30b-a3b",
-        "gpt-oss-20b",
-        "gpt-oss-120b",
-        "deepseek-r1",
-    }
-)
 ENGINES = frozenset({"tensorrt-llm", "vllm", "sglang", "llama.cpp", "mlx"})
 # Weight format -> its bit class. fp4 is a 4-bit float the source does not name further
 # (MLPerf's declared "fp4"); nvfp4 / mxfp4 where the source names the block format.
@@ -130,20 +114,22 @@ def _row_problem(row: dict) -> tuple[str, str] | None:
 def read_serving_benchmarks(
     path: str | Path,
     gpu_ids: Collection[str] | None,
-    model_ids: Collection[str] = MODEL_IDS,
+    model_ids: Collection[str] | None = None,
 ) -> pl.DataFrame:
     """The bundled serving measurements, one row each, in `llm_serving_benchmarks`' columns.
 
     Args:
         path: The CSV (header exactly `COLUMN_NAMES`; `#` lines are comments).
         gpu_ids: The catalog's ids (None: any id, for tests of other rules).
-        model_ids: The model ids a row may name.
+        model_ids: The model ids a row may name (default: the model table's,
+            sources/data/llm/models.csv).
 
     Raises:
         BadInputError: A malformed cell, a row breaking a rule across cells, or a repeated
             measurement, naming file, line and field.
     """
-    frame = read_table(path, _columns(gpu_ids, model_ids), unique=_KEY, line_column=_LINE)
+    known = known_model_ids() if model_ids is None else model_ids
+    frame = read_table(path, _columns(gpu_ids, known), unique=_KEY, line_column=_LINE)
     for row in frame.iter_rows(named=True):
         problem = _row_problem(row)
         if problem:

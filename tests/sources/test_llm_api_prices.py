@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from sources.llm_api_prices import API_PRICES, MODEL_IDS, read_llm_api_prices
+from sources.llm_api_prices import API_PRICES, read_llm_api_prices
+from sources.llm_models import model_ids
 from sources.tables import BadInputError
 
 HEADER = (
@@ -23,7 +24,7 @@ def _file(tmp_path: Path, *rows: str) -> Path:
 def test_bundled_prices_cover_the_issue_models_with_a_date_and_a_link():
     prices = read_llm_api_prices()
     assert prices.height >= 25
-    assert set(prices["model_id"]) <= MODEL_IDS
+    assert set(prices["model_id"]) <= model_ids()
     # The models the issue names, each from at least two providers but the 405B.
     per_model = dict(prices.group_by("model_id").len().iter_rows())
     for model in ("llama-3.1-8b", "llama-3.3-70b", "qwen3-30b-a3b", "gpt-oss-20b",
