@@ -5,7 +5,8 @@ support matrix and its Intel GPU page state it: consumer Radeons on or off AMD's
 (and from which ROCm release), NVIDIA architectures whose kernels current PyTorch wheels
 no longer ship (Kepler; Pascal and Volta only in the CUDA 12.6 legacy wheels), Intel Arc
 as a prototype backend, Apple GPUs on a backend (MPS) outside the ranking's evidence. A
-row covers one GPU (`gpu_id`) or every GPU of its architecture that has no row of its own. Each row cites its source and the date it states.
+row covers one GPU (`gpu_id`) or every GPU of its architecture that has no row of its own.
+Each row cites its source and the date it states.
 
 The reader is strict: a bad cell, an architecture or GPU the spec sheet does not know, a
 GPU filed under another architecture or vendor, or a repeated row is refused naming file
