@@ -20,12 +20,14 @@ EXPECTED = {
     "llm_benchmarks": {
         "stack": {
             "llama.cpp-cuda": 882, "tensorrt-llm": 45, "llama.cpp-vulkan": 20, "ollama": 15,
-            "vllm": 13, "llama.cpp-rocm": 8, "mango-llmboost": 6, "llama.cpp-sycl": 3,
+            "vllm": 14, "llama.cpp-rocm": 8, "mango-llmboost": 6, "llama.cpp-sycl": 3,
+            "mlx": 1,
         },
         # llamacpp_threads.csv (issue 22 step 6) states a desktop host or none (NULL);
-        # its four Intel Arc rows: three desktop, one (llama.cpp's SYCL docs) unstated.
-        "host": {"server": 938, "desktop": 33, None: 16, "sbc": 5},
-        "batch_regime": {"batch-1": 928, "offline": 64},
+        # its four Intel Arc rows: three desktop, one (llama.cpp's SYCL docs) unstated;
+        # issue 24's DGX Spark (vLLM) and Mac Studio (MLX) rows: desktop machines.
+        "host": {"server": 938, "desktop": 35, None: 16, "sbc": 5},
+        "batch_regime": {"batch-1": 930, "offline": 64},
     },
 }  # fmt: skip
 VOCABULARY = {"stack": STACKS, "host": HOSTS, "batch_regime": BATCH_REGIMES}
