@@ -6,6 +6,7 @@ import polars as pl
 
 from model.cloud_freshness import DEPTH_COLUMNS, depth_aggregations, fresh_first
 from model.cost import (
+    HOSTLESS_SCOPES,
     MARKET_PREFERENCE,
     SERVER,
     catalog_platforms,
@@ -155,7 +156,8 @@ def cloud_vs_buy(
     averaged across price types). The buy side is the smallest system the GPU is sold in,
     per GPU: a PCIe card with a 1-GPU workstation host; a module (SXM/OAM/superchip) as
     its share of the smallest server (`server_system_sizes`), i.e. its price plus
-    host / n, or its whole-server price share alone (cost.price_scope_expr). The price is
+    host / n, or its whole-server price share alone (cost.price_scope_expr); a machine
+    sold whole (DGX Spark, Mac Studio) with no host. The price is
     the mean of new and used where both exist, else whichever exists (`buy_market`).
     Owning is net of the GPU's resale value (`resale`: resale.resale_basis; none without
     it): break_even_days is the first day on which buying, running and then selling the
@@ -174,7 +176,7 @@ def cloud_vs_buy(
     utilizations = pl.DataFrame({"utilization": list(params.cloud_utilizations)})
     server_n = min(params.server_system_sizes)
     per_gpu_host = (
-        pl.when(pl.col("price_scope") == "server_share")
+        pl.when(pl.col("price_scope").is_in(HOSTLESS_SCOPES))
         .then(0.0)
         .when(pl.col("platform") == SERVER)
         .then(params.server_host_cost_usd[server_n] / server_n)

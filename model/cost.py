@@ -27,7 +27,11 @@ def electricity_expr(watts: pl.Expr, params: ModelParameters) -> pl.Expr:
 # Data-center modules (SXM boards, OAM, Grace superchips) are not sold as cards for a
 # desktop: they come as 4- or 8-GPU servers (GUIDE §10). PCIe cards go in workstations.
 MODULE_FORM_FACTORS = ("sxm", "oam", "superchip")
-WORKSTATION, SERVER = "workstation", "server"
+# Machines sold only whole (DGX Spark, Mac Studio, Ryzen AI Max mini PCs): the price is the
+# whole computer's, so no host is added, and they are costed only as one machine (linking
+# several is not what the multi-GPU efficiencies describe). Their `tdp_w` is the system's.
+SYSTEM_FORM_FACTOR = "system"
+WORKSTATION, SERVER, SYSTEM = "workstation", "server", "system"
 # Sources whose per-GPU price of a module is a whole-server price divided by its GPU count
 # (host included): Lambda's benchmark tables price each system that way (sources/data/
 # prices/MANIFEST.md). For a PCIe card the same figure is within ~10 % of the card's own
@@ -36,10 +40,12 @@ SERVER_PRICE_SOURCES = ("lambda-list-price",)
 
 
 def platform_expr() -> pl.Expr:
-    """'server' for module form factors, 'workstation' for PCIe cards (and unknown)."""
+    """'server' for modules, 'system' for whole machines, 'workstation' for PCIe cards."""
     return (
         pl.when(pl.col("form_factor").is_in(MODULE_FORM_FACTORS))
         .then(pl.lit(SERVER))
+        .when(pl.col("form_factor") == SYSTEM_FORM_FACTOR)
+        .then(pl.lit(SYSTEM))
         .otherwise(pl.lit(WORKSTATION))
     )
 
@@ -60,16 +66,23 @@ def catalog_platforms(gpus: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def price_scope_expr() -> pl.Expr:
-    """'server_share' where a module's price comes only from whole-server prices, else 'gpu'.
+# Price scopes that already include the host: no host cost is added to them.
+HOSTLESS_SCOPES = ("server_share", "system")
 
-    Needs `platform` and the price's comma-separated `sources` (null: a GPU price).
+
+def price_scope_expr() -> pl.Expr:
+    """How much a price buys: 'system' (a whole machine), 'server_share', else 'gpu'.
+
+    'server_share' where a module's price comes only from whole-server prices. Needs
+    `platform` and the price's comma-separated `sources` (null: a GPU price).
     """
     only_server = pl.col("sources").fill_null("").str.split(",").list.eval(
         pl.element().is_in(SERVER_PRICE_SOURCES)
     ).list.all() & (pl.col("sources").fill_null("") != "")
     return (
-        pl.when((pl.col("platform") == SERVER) & only_server)
+        pl.when(pl.col("platform") == SYSTEM)
+        .then(pl.lit("system"))
+        .when((pl.col("platform") == SERVER) & only_server)
         .then(pl.lit("server_share"))
         .otherwise(pl.lit("gpu"))
     )
@@ -82,7 +95,8 @@ def systems_frame(
 
     Workstations (PCIe cards) come in `system_sizes` with `host_cost_usd`; servers
     (modules) only in `server_system_sizes` with `server_host_cost_usd`; both scaled by
-    `host_cost_scale`. `efficiencies` is `fit.efficiency_table` for the run (the e_n the
+    `host_cost_scale`. A machine sold whole (platform 'system') is one machine with no
+    host cost. `efficiencies` is `fit.efficiency_table` for the run (the e_n the
     debiasing applied, resolved from model_constants); without it, Dettmers' constants.
     `efficiency_low`/`efficiency_high` are the fitted 95 % interval (null for Dettmers'
     constants) and `efficiency_source` says which constant it is.
@@ -90,6 +104,7 @@ def systems_frame(
     table = dettmers_efficiency_table(params) if efficiencies is None else efficiencies
     hosts = [(WORKSTATION, n, params.host_cost_usd[n]) for n in params.system_sizes]
     hosts += [(SERVER, n, params.server_host_cost_usd[n]) for n in params.server_system_sizes]
+    hosts.append((SYSTEM, 1, 0.0))
     sizes = pl.DataFrame(
         [(kind, n, cost * params.host_cost_scale) for kind, n, cost in hosts],
         schema={"platform": pl.Utf8, "system_gpus": pl.Int32, "host_cost_usd": pl.Float64},
@@ -132,8 +147,10 @@ def costed(
     PCIe cards are costed in workstations of `system_sizes`; modules (SXM/OAM/superchip)
     only in servers of `server_system_sizes` with a server host; a module priced by a
     whole-server price share (`price_scope` 'server_share') already includes its host, so
-    no host is added. The interconnect is the catalog's form factor proxy
-    (fit.with_interconnect), as in the debiasing; `systems` defaults to
+    no host is added; nor to a machine sold whole (form factor 'system', `price_scope`
+    'system': DGX Spark, Mac Studio), costed as one machine whose TDP is the system's.
+    The interconnect is the catalog's form factor proxy (fit.with_interconnect), as in
+    the debiasing; `systems` defaults to
     `systems_frame(params)` (Dettmers' e_n). `resale` is resale.resale_basis per GPU x
     market (resale_usd and its interval scale with each row's price, so bootstrap price
     draws move them); without it, or for a GPU it lacks, no resale is counted (null).
@@ -160,7 +177,7 @@ def costed(
     )
     return (
         joined.with_columns(
-            host_cost_usd=pl.when(pl.col("price_scope") == "server_share")
+            host_cost_usd=pl.when(pl.col("price_scope").is_in(HOSTLESS_SCOPES))
             .then(0.0)
             .otherwise("host_cost_usd"),
             electricity_usd_per_year=electricity_expr(watts, params),

@@ -47,7 +47,14 @@ SUPPORT_PHRASES = {
     "unofficial": "not on AMD's ROCm support list",
     "partial": "AMD lists only some cards of its architecture for ROCm",
     "prototype": "PyTorch's Intel GPU backend is a prototype",
+    "outside-ranking": (
+        "PyTorch runs it only on Apple's MPS backend, which no benchmark behind the ranking "
+        "measures: never a pick"
+    ),
 }
+# Statuses that keep a GPU out of every pick (sources/specs/software_support.py
+# EXCLUDED_STATUSES; model/ may not import sources/, so the name is repeated here).
+EXCLUDED_STATUSES = ("outside-ranking",)
 # An MLPerf citation names its submitter: "... closed/Dell/results/..." or
 # "training_results_v5.1 Krai/results/...". Other sources publish as one.
 _SUBMITTER = re.compile(r"(?:closed/|\s)([^/\s]+)/results/")
@@ -195,9 +202,14 @@ def _basis(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _support_notes(support: pl.DataFrame | None) -> pl.DataFrame:
-    """gpu_id -> one software caveat sentence (statuses other than `supported`)."""
+    """gpu_id -> one software caveat sentence (statuses other than `supported`), `_excluded`.
+
+    `_excluded` is true where a statement keeps the GPU out of every pick.
+    """
     if support is None or support.is_empty():
-        return pl.DataFrame(schema={"gpu_id": pl.Utf8, "_software": pl.Utf8})
+        return pl.DataFrame(
+            schema={"gpu_id": pl.Utf8, "_software": pl.Utf8, "_excluded": pl.Boolean}
+        )
     return (
         support.filter(pl.col("status").is_in(list(SUPPORT_PHRASES)))
         .with_columns(
@@ -210,7 +222,10 @@ def _support_notes(support: pl.DataFrame | None) -> pl.DataFrame:
             )
         )
         .group_by("gpu_id")
-        .agg(pl.col("_software").sort().str.join("; "))
+        .agg(
+            pl.col("_software").sort().str.join("; "),
+            _excluded=pl.col("status").is_in(list(EXCLUDED_STATUSES)).any(),
+        )
     )
 
 
@@ -305,7 +320,7 @@ def evidence_basis(
     return (
         rows.with_columns(
             run_date=pl.lit(run_date),
-            eligible=pl.col("basis") != "not_validated",
+            eligible=(pl.col("basis") != "not_validated") & ~pl.col("_excluded").fill_null(False),
             n_results=pl.col("n_results").cast(pl.Int32),
             n_sources=pl.col("n_sources").cast(pl.Int32),
             caveat=_caveat(),

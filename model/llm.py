@@ -89,7 +89,8 @@ def memory_fit(
 ) -> pl.DataFrame:
     """One row per GPU x model size x bits x GPU count: memory needed, available, fits.
 
-    `gpus` needs gpu_id and memory_gb (per board). Returns gpu_id, model_params_b,
+    `gpus` needs gpu_id and memory_gb (per board); `llm_memory_gb`, where present, is the
+    part of a unified-memory machine its GPU may hold. Returns gpu_id, model_params_b,
     params_b (the reference architecture's exact count), bits, bits_per_weight, num_gpus,
     context_tokens, needed_gb, available_gb, fits (GB = 10^9 bytes in both columns).
     """
@@ -112,8 +113,10 @@ def memory_fit(
     kv = pl.col("model_params_b").replace_strict(
         {s: kv_bytes_per_token(s) for s in sizes_b}, return_dtype=pl.Float64
     )
+    # A whole machine's GPU holds only its share of unified memory (gpus.llm_memory_gb).
+    memory = pl.col("llm_memory_gb") if "llm_memory_gb" in gpus.columns else pl.col("memory_gb")
     return (
-        gpus.select("gpu_id", "memory_gb")
+        gpus.select("gpu_id", memory_gb=pl.coalesce(memory, pl.col("memory_gb")))
         .join(configs, how="cross")
         .with_columns(
             context_tokens=pl.lit(context, dtype=pl.Int32),

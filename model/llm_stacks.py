@@ -9,7 +9,13 @@ import polars as pl
 # The llama.cpp backend each vendor's GPUs are modelled (and preferred measured) under:
 # the one people run them with (CUDA; ROCm/HIP, the backend AMD ships llama.cpp builds for;
 # SYCL, Intel's). A stack's own decode model is used once it has rows on 3 GPUs.
-REFERENCE_STACKS = {"nvidia": "llama.cpp-cuda", "amd": "llama.cpp-rocm", "intel": "llama.cpp-sycl"}
+# Apple GPUs run llama.cpp only on Metal.
+REFERENCE_STACKS = {
+    "nvidia": "llama.cpp-cuda",
+    "amd": "llama.cpp-rocm",
+    "intel": "llama.cpp-sycl",
+    "apple": "llama.cpp-metal",
+}
 
 
 def row_stack(rows: pl.DataFrame) -> pl.Expr:

@@ -11,7 +11,8 @@ spec estimator and the nowcast's drift). Two price questions need the finer spli
 
 From the catalog name only, like segments.py: consumer = GeForce, Radeon RX, Arc and the
 TITANs (sold through the same retail channel and retired like consumer cards);
-workstation = Quadro, RTX A/Ada/PRO and Radeon PRO boards; everything else (Tesla, A100,
+workstation = Quadro, RTX A/Ada/PRO, Radeon (AI) PRO and Arc Pro boards and the machines
+sold whole for local AI (DGX Spark, Mac Studio, Ryzen AI Max PCs); everything else (Tesla, A100,
 H100, L40S, B200, Instinct, ...) is data center.
 """
 
@@ -21,14 +22,22 @@ from model.segments import CONSUMER_NAMES
 
 LINES = ("consumer", "workstation", "data_center")
 TITAN = r"(?i)\btitan\b"
-WORKSTATION_NAMES = r"(?i)\b(quadro|radeon pro|rtx a\d+|rtx pro|rtx \d+ ada)\b"
+WORKSTATION_NAMES = (
+    r"(?i)\b(quadro|radeon pro|radeon ai pro|arc pro|rtx a\d+|rtx pro|rtx \d+ ada)\b"
+)
+# Machines sold whole for local AI (DGX Spark, Mac Studio, Ryzen AI Max mini PCs): sold
+# new for years beside their successors and priced like workstations, not retired within
+# months like consumer cards.
+SYSTEM_NAMES = r"(?i)\b(dgx spark|mac studio|ryzen ai max)"
 
 
 def product_line_expr(name: str = "name") -> pl.Expr:
     """'consumer', 'workstation' or 'data_center' from the GPU's catalog name."""
     text = pl.col(name).cast(pl.Utf8).fill_null("")
     return (
-        pl.when(text.str.contains(CONSUMER_NAMES) | text.str.contains(TITAN))
+        pl.when(text.str.contains(SYSTEM_NAMES))
+        .then(pl.lit("workstation"))
+        .when(text.str.contains(CONSUMER_NAMES) | text.str.contains(TITAN))
         .then(pl.lit("consumer"))
         .when(text.str.contains(WORKSTATION_NAMES))
         .then(pl.lit("workstation"))

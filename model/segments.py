@@ -8,7 +8,7 @@ import polars as pl
 
 # GeForce, Radeon RX and Arc are sold to gamers at street prices; everything else (Quadro,
 # RTX A/Ada/PRO, Tesla and data-center modules, Instinct, Radeon PRO) is professional.
-CONSUMER_NAMES = r"(?i)\b(geforce|radeon rx|arc)\b"
+CONSUMER_NAMES = r"(?i)\b(geforce|radeon rx|arc [ab]\d)"  # not "Arc Pro B60": workstation
 
 
 def segment_expr(name: str = "name") -> pl.Expr:

@@ -129,9 +129,10 @@ def read_gpu_specs(path: str | Path) -> pl.DataFrame:
     columns = [
         Column("gpu_id", check=_slug),
         Column("name"),
-        Column("vendor", choices=frozenset({"nvidia", "amd", "intel"})),
+        Column("vendor", choices=frozenset({"nvidia", "amd", "intel", "apple"})),
         Column("architecture"),
-        Column("form_factor", choices=frozenset({"pcie", "sxm", "oam", "superchip"})),
+        # `system`: a machine sold only whole (DGX Spark, Mac Studio, Ryzen AI Max PCs).
+        Column("form_factor", choices=frozenset({"pcie", "sxm", "oam", "superchip", "system"})),
         Column("memory_gb", "float", exclusive_minimum=0),
         Column("memory_bandwidth_gbs", "float", exclusive_minimum=0),
         Column("fp16_tensor_tflops", "float", required=False, exclusive_minimum=0),

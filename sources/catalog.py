@@ -414,6 +414,21 @@ REJECTIONS = (
 )
 
 
+def _machine(text: str, catalog: Catalog) -> Match | None:
+    """The match when the title names a catalog machine sold whole (DGX Spark, Mac Studio).
+
+    For those the computer is the product: the system rule (RAM, SSD, "DGX") must not
+    refuse the listing.
+    """
+    found = read_models(text, catalog, RETAIL_DEFAULTS)
+    if found.gpu is None:
+        return None
+    forms = {
+        v.form for variants in catalog.families.values() for v in variants if v.gpu == found.gpu
+    }
+    return found if forms == {"system"} else None
+
+
 def match_title(title: str, catalog: Catalog) -> Match:
     """The catalog GPU a listing title sells, or None with the reason it is not one."""
     if not title or not title.strip():
@@ -421,10 +436,13 @@ def match_title(title: str, catalog: Catalog) -> Match:
     text = normalize(title)
     if not text:
         return Match(None, "empty: no text besides marketplace labels")
+    machine = _machine(text, catalog)
     for code, rule in REJECTIONS:
+        if code == "system" and machine is not None:
+            continue
         if (detail := rule(text)) is not None:
             return Match(None, f"{code}: {detail}")
-    return read_models(text, catalog, RETAIL_DEFAULTS)
+    return machine or read_models(text, catalog, RETAIL_DEFAULTS)
 
 
 # ---------------------------------------------------------------------------------------

@@ -45,6 +45,10 @@ EXTRA_VARIANTS: dict[str, tuple[tuple[str, float, str], ...]] = {
     "rtx-pro-5000-blackwell": (("RTX PRO 5000 Blackwell 72 GB", 72, "pcie"),),
     "radeon-pro-w7800": (("Radeon PRO W7800 48 GB", 48, "pcie"),),
     "a800": (("A800 PCIe 40 GB", 40, "pcie"),),
+    # Unified-memory machines: the catalog lists the configurations with a dated price.
+    "m3-ultra": (("Mac Studio M3 Ultra 512 GB", 512, "system"),),
+    "m4-max": tuple((f"M4 Max {gb} GB", gb, "system") for gb in (48, 64, 128)),
+    "ryzen-ai-max-395": (("Ryzen AI Max+ 395 64 GB", 64, "system"),),
 }
 
 # Extra alias -> the families it may mean (several: memory or form factor decides).
@@ -69,6 +73,8 @@ EXTRA_ALIASES: dict[str, tuple[str, ...]] = {
     "titan x p": ("titan-xp",),
     "arc a770": ("arc-a770",),
     "radeon vii": (),  # seen, not in the catalog (see UNKNOWN_MODELS)
+    "r9700": ("radeon-ai-pro-r9700",),  # "AMD Radeon AI PRO R9700" is often just "R9700"
+    "ryzen ai max 395": ("ryzen-ai-max-395-128gb",),  # "Ryzen AI Max+ 395"
 }
 
 # Models that are not in the catalog but would otherwise be read as one that is (the
@@ -87,7 +93,6 @@ UNKNOWN_MODELS: tuple[str, ...] = (
     "RTX 2050",
     "RTX 3050 Ti",
     "RTX 4050",
-    "RTX 5050",
     "RTX 5090 D V2",
     "RTX 5070 SUPER",
     "RTX 5080 SUPER",
@@ -149,7 +154,7 @@ UNKNOWN_MODELS: tuple[str, ...] = (
     "Arc A310",
     "Arc A380",
     "Arc A580",
-    "Arc Pro B60",
+    "Arc Pro B60 Dual",
     "MI25",
     "MI300",
     "MI308X",

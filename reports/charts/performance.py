@@ -1,6 +1,7 @@
 """Performance charts: performance per dollar, relative performance, memory versus value."""
 
 import datetime as dt
+import math
 
 import altair as alt
 import polars as pl
@@ -151,6 +152,12 @@ def memory_value_data(perf: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
 LABEL_LEFT_FROM_GB = 48
 
 
+def _memory_top(data: pl.DataFrame) -> float:
+    """The memory axis' upper end: 128 GB, or the next power of two above the data."""
+    largest = data["memory_gb"].max() if data.height else None
+    return float(max(128, 2 ** math.ceil(math.log2(largest)))) if largest else 128.0
+
+
 def memory_value_chart(
     perf: pl.DataFrame,
     gpus: pl.DataFrame,
@@ -168,10 +175,14 @@ def memory_value_chart(
         how="left",
     )
     tier_frame = pl.DataFrame({"memory_gb": tiers, "tier": [f"{t:g} GB" for t in tiers]})
+    # The axis reaches the largest memory plotted (a 256 GB Mac Studio): a point beyond the
+    # domain would be drawn outside the plot and widen the chart past a phone's screen.
+    top = _memory_top(data)
+    ticks = [4, 8, 12, 16, 24, 48, 80, 128] + [2**k for k in range(8, 12) if 2**k <= top]
     x = alt.X(
         "memory_gb:Q",
-        scale=alt.Scale(type="log", base=2, domain=[4, 128]),
-        axis=alt.Axis(values=[4, 8, 12, 16, 24, 48, 80, 128], title="memory (GB, log)"),
+        scale=alt.Scale(type="log", base=2, domain=[4, top]),
+        axis=alt.Axis(values=ticks, title="memory (GB, log)"),
     )
     panels = []
     for workload, title in WORKLOAD_TITLES.items():
@@ -204,7 +215,7 @@ def memory_value_chart(
         rules = (
             alt.Chart(tier_frame)
             .mark_rule(strokeDash=[4, 3], color="#bbb")
-            .encode(x=alt.X("memory_gb:Q", scale=alt.Scale(type="log", base=2, domain=[4, 128])))
+            .encode(x=alt.X("memory_gb:Q", scale=alt.Scale(type="log", base=2, domain=[4, top])))
         )
         panels.append(
             alt.layer(rules, bars, points, labels).properties(

@@ -35,6 +35,7 @@ STACKS: dict[str, str] = {
     "ollama": "Ollama (llama.cpp-based; backend chosen at run time)",
     "vllm": "vLLM",
     "sglang": "SGLang",
+    "mlx": "Apple MLX (mlx-lm and servers built on it)",
     "mango-llmboost": "MangoBoost LLMBoost (built on vLLM)",
 }
 
@@ -108,6 +109,7 @@ _ENGINE_STACK: dict[str, str] = {
     "tensorrt-llm": "tensorrt-llm",
     "vllm": "vllm",
     "sglang": "sglang",
+    "mlx": "mlx",
     "mango-llmboost": "mango-llmboost",
 }
 

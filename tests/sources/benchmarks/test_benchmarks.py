@@ -87,7 +87,8 @@ def one(records, **where):
         ("RTX 2080 SUPER MAX-Q", None),
         ("GTX 1080Ti", "gtx-1080-ti"),
         ("TITAN V", "titan-v"),
-        ("NVIDIA GeForce RTX 5050", None),
+        ("NVIDIA GeForce RTX 5050", "rtx-5050"),  # in the catalog since issue 24
+        ("NVIDIA RTX 5050 Laptop GPU", None),
         ("TPU-v5p", None),
         ("AMD Instinct MI300X 192GB HBM3 (x32), AMD Instinct MI325X 256GB HBM3e (x16)", None),
     ],

@@ -82,7 +82,8 @@ def by_type(offers: list[CloudOffer]) -> dict[tuple, CloudOffer]:
         ("RTX 3060", None, "", "rtx-3060-12gb"),
         ("RTX 4090", 48, "", None),  # modded 48 GB boards are no RTX 4090 of the catalog
         ("H100", 94, "", "h100-nvl-94gb"),
-        ("NVIDIA RTX 5050", 8, "", None),
+        ("NVIDIA RTX 5050", 8, "", "rtx-5050"),
+        ("NVIDIA RTX 5040", 8, "", None),
     ],
 )
 def test_canonical_gpu(name, memory, hint, expected):
