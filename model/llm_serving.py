@@ -22,7 +22,7 @@ compute or KV memory runs out. Per configuration (docs/methodology.md, "LLM serv
       bytes = params read(B) x bits / 8 + B x KV of a mean context
       flops = B x 2 x active parameters
       step  = max(bytes / (eff_bw x N x bandwidth), flops / (eff_c x N x compute))
-              + 2 all-reduces per layer (N > 1) + a fixed per-step overhead
+              + 2 all-reduces per layer (N > 1) + layers x a per-layer step overhead
   params read(B) is the active parameters at B = 1 and, for a mixture of experts, grows
   with the distinct experts the batch touches (model/llm_models.py).
 - **Prefill** is compute bound at 2 x active parameters FLOPs per prompt token, at
@@ -30,9 +30,13 @@ compute or KV memory runs out. Per configuration (docs/methodology.md, "LLM serv
   decode step it spends B x (input / output) prompt tokens' compute as well:
       output tokens/s = B / (step + B x input / output x prefill seconds per token)
   and TTFT is one prompt's prefill on an idle server (under load, prompts queue).
-- **Efficiencies** (eff_bw, eff_c, overhead) are fitted per engine on published serving
-  measurements (model/llm_serving_fit.py); the interval is the fit's leave-one-GPU-out
-  spread.
+- **Efficiencies.** eff_bw per GPU is anchored on the batch-1 decode evidence
+  (model/llm_serving_anchor.py), so one user's rate agrees with llama.cpp/vLLM
+  measurements; eff_c and a per-layer step overhead are fitted per engine on published
+  serving measurements (model/llm_serving_fit.py), the overhead being
+  layers x overhead_us per step. The interval is the fit's held-out band (5-95 %
+  quantiles of the leave-one-GPU-out log residuals, within +-10 % .. x/÷ 3), widened
+  for a GPU whose tensor rate is a proxy (no spec-sheet figure).
 - **Energy per output token** = power x N / output tokens/s, with the GPU's measured
   serving power where the evidence has it (MLPerf power runs: the whole system's, per
   GPU), else board TDP x N plus the project's host share (`host_watts`).
@@ -44,7 +48,6 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
-from model.fit import t975
 from model.llm_models import kv_cache_bytes_expr, params_read_expr
 from model.llm_parallel import allreduce_step_expr, interconnects
 
@@ -62,9 +65,8 @@ FP4_ARCHITECTURES = frozenset({"blackwell", "cdna4"})
 # Whose efficiencies a vendor's rows use: the engine with that vendor's published serving
 # evidence (TensorRT-LLM: NVIDIA's MLPerf submissions; vLLM: AMD's and Intel's).
 REFERENCE_ENGINES = {"nvidia": "tensorrt-llm", "amd": "vllm", "intel": "vllm"}
-# The interval never narrower than +-10 %: the validation covers fewer regimes (offline,
-# one model) than the grid extrapolates to.
-MIN_LOG_SD = 0.10
+# An engine measured on fewer GPUs takes the pooled fit (labelled in `method`).
+MIN_ENGINE_GPUS = 3
 
 
 def hardware_columns() -> dict[str, pl.Expr]:
@@ -178,12 +180,6 @@ def _pl_max(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return pl.max_horizontal(a, b)
 
 
-def interval_half_width(log_sd: float | None, n_gpus: int) -> float:
-    """Half-width in log units of a 95 % interval: t(n_gpus - 1) x the spread (floored)."""
-    sd = max(log_sd or 0.0, MIN_LOG_SD)
-    return t975(max(n_gpus - 1, 1)) * sd
-
-
 def measured_power(evidence: pl.DataFrame) -> pl.DataFrame:
     """gpu_id, watts_per_gpu: the median measured serving power per GPU (system / GPUs)."""
     return (
@@ -223,24 +219,34 @@ def llm_serving(
     models: pl.DataFrame,
     fits: pl.DataFrame,
     evidence: pl.DataFrame,
+    anchor: pl.DataFrame,
     host_watts: float = 0.0,
 ) -> pl.DataFrame:
     """The llm_serving rows (without run_date); see the module docstring.
 
-    `fits` is llm_serving_fit.engine_fits' table (engine, eff_bandwidth, eff_compute,
-    step_overhead_ms, log_sd, n_rows, n_gpus; engine 'pooled' for all engines);
-    `evidence` the serving measurements (contract columns) for power and citations.
+    `gpus` the catalog after llm_serving_anchor.proxy_compute (compute_proxy,
+    proxy_log_sd); `fits` llm_serving_fit.engine_fits' summary rows (engine,
+    eff_compute, layer_overhead_us, log_q05, log_q95, n_rows, n_gpus; engine 'pooled'
+    for all engines); `anchor` llm_serving_anchor.bandwidth_anchor (gpu_id,
+    eff_bandwidth, anchor); `evidence` the serving measurements (contract columns) for
+    power and citations.
     """
-    frame = with_capacity(
-        systems(gpus, models), pl.lit(INPUT_TOKENS), pl.lit(OUTPUT_TOKENS)
-    ).with_columns(engine=pl.col("vendor").replace_strict(REFERENCE_ENGINES, default="vllm"))
+    frame = (
+        with_capacity(systems(gpus, models), pl.lit(INPUT_TOKENS), pl.lit(OUTPUT_TOKENS))
+        .with_columns(engine=pl.col("vendor").replace_strict(REFERENCE_ENGINES, default="vllm"))
+        .join(gpus.select("gpu_id", "compute_proxy", "proxy_log_sd"), on="gpu_id", how="left")
+        .join(anchor, on="gpu_id", how="left")
+    )
     params = _engine_parameters(fits, frame["engine"].unique().to_list())
     rows = _grid(frame).join(params, on="engine", how="left")
     batch = pl.col("concurrency").cast(pl.Float64)
     comp = step_components(batch, pl.lit(INPUT_TOKENS), pl.lit(OUTPUT_TOKENS))
+    # Native 4-bit computes at the fitted fp4_gain x the FP8 rate, not the datasheet's 2x.
+    fp4 = (pl.col("precision_bits") == 4) & pl.col("native_precision")
+    comp["compute"] = comp["compute"] * pl.when(fp4).then(pl.col("fp4_gain") / 2).otherwise(1.0)
     rate = output_rate(
         comp, batch, pl.col("eff_bandwidth"), pl.col("eff_compute"),
-        pl.col("step_overhead_ms") / 1000, maximum=_pl_max,
+        pl.col("layer_overhead_us") * 1e-6 * pl.col("layers"), maximum=_pl_max,
     )  # fmt: skip
     prefill = pl.col("eff_compute") * comp["compute"] / (2 * pl.col("active_params_b") * _GB)
     modelled = pl.col("fits") & pl.col("compute_tflops").is_not_null()
@@ -252,22 +258,34 @@ def llm_serving(
 
 
 def _engine_parameters(fits: pl.DataFrame, engines: list[str]) -> pl.DataFrame:
-    """Per engine the grid uses: its own fit, else the pooled fit (labelled)."""
+    """Per engine the grid uses: its own fit (measured on enough GPUs), else the pooled one."""
     pooled = fits.filter(pl.col("engine") == "pooled")
     out = []
     for engine in sorted(engines):
-        own = fits.filter(pl.col("engine") == engine)
+        own = fits.filter((pl.col("engine") == engine) & (pl.col("n_gpus") >= MIN_ENGINE_GPUS))
         use, level = (own, engine) if not own.is_empty() else (pooled, "all engines pooled")
         if use.is_empty():
             raise ValueError("no serving fit: neither the engine's nor the pooled one")
         row = use.row(0, named=True)
-        half = interval_half_width(row["log_sd"], row["n_gpus"])
         out.append({
-            "engine": engine, "eff_bandwidth": row["eff_bandwidth"],
-            "eff_compute": row["eff_compute"], "step_overhead_ms": row["step_overhead_ms"],
-            "half": half, "fit_label": f"{level} fit on {row['n_rows']} rows, {row['n_gpus']} GPUs",
+            "engine": engine, "eff_compute": row["eff_compute"],
+            "layer_overhead_us": row["layer_overhead_us"], "fp4_gain": row["fp4_gain"],
+            "log_q05": row["log_q05"], "log_q95": row["log_q95"],
+            "fit_label": f"{level} fit on {row['n_rows']} rows, {row['n_gpus']} GPUs",
         })  # fmt: skip
     return pl.DataFrame(out)
+
+
+def interval_offsets() -> tuple[pl.Expr, pl.Expr]:
+    """(low, high) log offsets: the engine's held-out band, widened by a proxy's spread.
+
+    A GPU whose tensor rate is a proxy adds 1.645 x the proxy's log SD in quadrature on
+    each side (a 90 % band of a normal error, like the 5-95 % residual quantiles).
+    """
+    extra = (1.645 * pl.col("proxy_log_sd").fill_null(0.0)).pow(2)
+    low = -(pl.col("log_q05").pow(2) + extra).sqrt()
+    high = (pl.col("log_q95").pow(2) + extra).sqrt()
+    return low, high
 
 
 def _finish(rows: pl.DataFrame, evidence: pl.DataFrame, host_watts: float) -> pl.DataFrame:
@@ -293,18 +311,23 @@ def _finish(rows: pl.DataFrame, evidence: pl.DataFrame, host_watts: float) -> pl
     method = (
         pl.when(~pl.col("fits")).then(pl.lit("does not fit"))
         .when(pl.col("compute_tflops").is_null())
-        .then(pl.lit("not modelled: no tensor compute figure"))
+        .then(pl.lit("not modelled: no tensor compute figure nor relative performance"))
         .otherwise(pl.format(
-            "modelled: tensor parallel x{}, {}-bit {}, {}", pl.col("num_gpus"),
-            pl.col("precision_bits"), precision, pl.col("fit_label"),
+            "modelled: tensor parallel x{}, {}-bit {}, {}; bandwidth share {} ({}){}",
+            pl.col("num_gpus"), pl.col("precision_bits"), precision, pl.col("fit_label"),
+            pl.col("eff_bandwidth").round(2), pl.col("anchor"),
+            pl.when(pl.col("compute_proxy").fill_null(False))
+            .then(pl.lit("; tensor rate a proxy (relative inference performance x vendor "
+                         "ratio), interval widened"))
+            .otherwise(pl.lit("")),
         ))
     )  # fmt: skip
     return rows.select(
         "gpu_id", "model_id", "precision_bits", "num_gpus", "concurrency", "engine", "fits",
         "kv_capacity_tokens", "output_tokens_per_s",
         output_tokens_per_s_per_user=tps / pl.col("concurrency"),
-        low=tps * (-pl.col("half")).exp(),
-        high=tps * pl.col("half").exp(),
+        low=tps * interval_offsets()[0].exp(),
+        high=tps * interval_offsets()[1].exp(),
         prefill_tokens_per_s="prefill_tokens_per_s",
         ttft_s=INPUT_TOKENS / pl.col("prefill_tokens_per_s"),
         joules_per_output_token=pl.when(tps > 0).then(pl.col("watts") / tps),

@@ -9,6 +9,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from model.llm_serving import llm_serving as serving_rows
+from model.llm_serving_anchor import bandwidth_anchor, proxy_compute
 from model.llm_serving_fit import engine_fits, summaries
 from pipeline.defs.metadata import KINDS, ROW_COUNT
 from pipeline.defs.model.common import model_step
@@ -49,12 +50,14 @@ def llm_models(
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=[llm_models, EVIDENCE_TABLE, "gpus", "benchmark_debiased"],
+    deps=[llm_models, EVIDENCE_TABLE, "gpus", "llm_benchmarks", "relative_performance"],
     description=(
         "One row per GPU x model x weight bits x GPU count (tensor parallel) x concurrency "
         "(llm_serving): fits, KV capacity, output tokens/s (system and per user) with an "
         "interval, prefill tokens/s, TTFT, joules per output token; and per engine the "
-        "serving fit's efficiencies and leave-one-GPU-out error (llm_serving_validation)."
+        "serving fit's efficiencies, leave-one-GPU-out error and interval coverage "
+        "(llm_serving_validation). Bandwidth shares are anchored on the batch-1 decode rows "
+        "(llm_benchmarks); GPUs without a tensor figure use a relative-performance proxy."
     ),
 )
 def llm_serving(
@@ -62,11 +65,17 @@ def llm_serving(
 ) -> dg.MaterializeResult:
     """Fit the engines on the measured serving rows, then the serving grid."""
     with model_step(context, settings, warehouse) as step:
-        gpus = step.read_all("gpus")
+        catalog = step.read_all("gpus")
         models = step.read_all("llm_models")
         evidence = step.read_all(EVIDENCE_TABLE)
-        validation = engine_fits(evidence, gpus, models)
-        rows = serving_rows(gpus, models, summaries(validation), evidence, step.params.host_watts)
+        # Bandwidth shares from the batch-1 decode rows; tensor rates by proxy where the
+        # spec sheet has none (model/llm_serving_anchor.py).
+        anchor = bandwidth_anchor(step.read_all("llm_benchmarks"), catalog)
+        gpus = proxy_compute(catalog, step.read("relative_performance"))
+        validation = engine_fits(evidence, gpus, models, anchor)
+        rows = serving_rows(
+            gpus, models, summaries(validation), evidence, anchor, step.params.host_watts
+        )
         run_date = pl.lit(step.run_date)
         step.write("llm_serving", rows.with_columns(run_date=run_date))
         step.write("llm_serving_validation", validation.with_columns(run_date=run_date))
@@ -77,10 +86,10 @@ def llm_serving(
         evidence_rows=evidence.height,
         fitting_configurations=rows.filter(pl.col("fits") & (pl.col("concurrency") == 1)).height,
         engine_fits=", ".join(
-            f"{e}: bw {b:.2f}, compute {c:.2f}, LOGO median APE "
+            f"{e}: compute {c:.2f}, {u:g} us/layer, LOGO median APE "
             + (f"{a:.0%}" if a is not None else "n/a")
-            for e, b, c, a in engines.select(
-                "engine", "eff_bandwidth", "eff_compute", "median_ape"
+            for e, c, u, a in engines.select(
+                "engine", "eff_compute", "layer_overhead_us", "median_ape"
             ).iter_rows()
         ),
     )
