@@ -134,7 +134,7 @@ def test_the_asset_fails_loudly_without_llm_serving(tmp_path):
     assert not result.success
     failure = result.get_step_failure_events()[0]
     assert failure.step_key == "llm_serving_cost"
-    assert "needs the llm_serving table" in str(failure.event_specific_data.error.message)
+    assert "llm_serving has no rows for" in str(failure.event_specific_data.error.message)
 
 
 def test_read_serving_refuses_an_empty_run(tmp_path):
