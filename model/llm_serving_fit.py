@@ -202,20 +202,32 @@ def _prior(theta: np.ndarray) -> np.ndarray:
     )
 
 
+def _row_losses(c: pl.DataFrame, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted, loss) per parameter set x evidence row.
+
+    The loss is soft-L1 on log(predicted / measured): quadratic to `_SOFT_L1`, linear beyond.
+    """
+    predicted = _predict(c, theta)
+    residual = np.log(predicted / _measured(c)[None, :])
+    d = _SOFT_L1
+    return predicted, 2 * d**2 * (np.sqrt(1 + (residual / d) ** 2) - 1)
+
+
+def _best(theta: np.ndarray, loss: np.ndarray, prior_weight: float) -> int:
+    return int(np.argmin(loss + prior_weight * _prior(theta)))
+
+
 def fit(c: pl.DataFrame, prior_weight: float = _PRIOR_WEIGHT) -> dict | None:
     """The best (eff_compute, layer_overhead_us, fp4_gain) for these cases, with rmse."""
     if c.is_empty():
         return None
     theta = _theta_grid()
-    measured = _measured(c)
-    residual = np.log(_predict(c, theta) / measured[None, :])
-    d = _SOFT_L1
-    loss = (2 * d**2 * (np.sqrt(1 + (residual / d) ** 2) - 1)).sum(axis=1)
-    loss = loss + prior_weight * _prior(theta)
-    best = int(np.argmin(loss))
+    predicted, losses = _row_losses(c, theta)
+    best = _best(theta, losses.sum(axis=1), prior_weight)
+    residual = np.log(predicted[best] / _measured(c))
     return {
         **dict(zip(PRIOR, (float(x) for x in theta[best]), strict=True)),
-        "rmse": float(np.sqrt((residual[best] ** 2).mean())),
+        "rmse": float(np.sqrt((residual**2).mean())),
     }
 
 
@@ -226,17 +238,27 @@ def predict_with(c: pl.DataFrame, params: dict) -> np.ndarray:
 
 
 def leave_one_gpu_out(c: pl.DataFrame) -> pl.DataFrame:
-    """Each GPU's rows predicted by the fit without that GPU: gpu_id, measured, predicted."""
+    """Each GPU's rows predicted by the fit without that GPU: gpu_id, measured, predicted.
+
+    The grid's predictions and per-row losses are computed once; each held-out fit is the
+    grid point minimising the loss summed over the OTHER GPUs' rows (the same optimum as
+    refitting on them, without predicting every grid point once per GPU).
+    """
     out = []
-    for gpu in sorted(set(c["gpu_id"])):
-        train, test = c.filter(pl.col("gpu_id") != gpu), c.filter(pl.col("gpu_id") == gpu)
-        params = fit(train)
-        if params is None:
-            continue
-        test = test.with_columns(pl.col("row").rank("dense").cast(pl.Int64) - 1)
-        out.append(pl.DataFrame({
-            "gpu_id": gpu, "measured": _measured(test), "predicted": predict_with(test, params),
-        }))  # fmt: skip
+    if not c.is_empty():
+        theta = _theta_grid()
+        predicted, losses = _row_losses(c, theta)
+        measured = _measured(c)
+        row_gpu = c.group_by("row").agg(pl.col("gpu_id").first()).sort("row")["gpu_id"]
+        total = losses.sum(axis=1)
+        for gpu in sorted(set(row_gpu)):
+            mine = (row_gpu == gpu).to_numpy()
+            if mine.all():
+                continue
+            best = _best(theta, total - losses[:, mine].sum(axis=1), _PRIOR_WEIGHT)
+            out.append(pl.DataFrame({
+                "gpu_id": gpu, "measured": measured[mine], "predicted": predicted[best, mine],
+            }))  # fmt: skip
     schema = {"gpu_id": pl.Utf8, "measured": pl.Float64, "predicted": pl.Float64}
     return pl.concat(out) if out else pl.DataFrame(schema=schema)
 
