@@ -19,9 +19,9 @@ whole computer, which moved +7 % (M3 Ultra 256 GB, March 2026) while GPU boards 
 ~45 %. Their "system new" index is fitted like any other when the systems' own repeat
 prices are enough (MIN_PAIRS pairs from MIN_MATCHED GPUs); until then (`fit_flat`) a system
 price is carried flat, its variance growing with the gap at the larger of the systems' own
-per-month volatility (their repeat list prices) and a GPU's total per-month volatility with
-no index (the pooled new index's sigma^2 + tau^2): two or three pairs cannot show that
-systems are calmer than boards.
+per-month volatility (their repeat list prices) and the board market's own monthly
+volatility (the pooled new index's tau^2): two or three pairs cannot show that systems are
+calmer than the market whose memory shortage moved them.
 
 The index (`fit_index`) is a repeat-sales (Bailey-Muth-Nourse) regression on monthly
 points: every pair of consecutive monthly prices of one GPU, months m1 < m2 apart by at
@@ -290,7 +290,10 @@ def _system_fits(pairs: pl.DataFrame, board_fits: dict[str, IndexFit]) -> dict[s
     out: dict[str, IndexFit] = {}
     for (key,), frame in pairs.group_by("key", maintain_order=True):
         pooled = board_fits.get("all " + _market_of(key))
-        floor = pooled.sigma**2 + pooled.tau**2 if pooled is not None else 0.0
+        # The board market's own monthly volatility (tau^2), not a board's street-listing
+        # wander around it (sigma^2): a list price has no listing noise, but it is exposed
+        # to the shocks that move the whole market (the 2026 memory shortage).
+        floor = pooled.tau**2 if pooled is not None else 0.0
         fit = fit_index(frame, key) or fit_flat(frame, key, floor)
         if fit is not None:
             out[key] = fit
