@@ -6,12 +6,22 @@ the comparable cards' prices rose 20 %, so (give or take) did this one. The inde
 that move (docs/methodology.md, "Prices at the as-of date: the market index").
 
 Market groups (`market_group_expr`): consumer (GeForce, Radeon RX, Arc and the TITANs,
-sold at retail street prices), workstation (Quadro, RTX A/Ada/PRO, Radeon PRO) and data
-center (everything else: Tesla, A/H/B/L-series modules, GH/GB superchips, Instinct). An
-index is fitted per group x market (`index_key`); used workstation and data-center cards
-pool into one "professional used" index, since the bundled snapshot holds used prices of
-three workstation cards in one month and none of data-center cards. A key with too few
-pairs takes its market's pooled index ("all new", "all used").
+sold at retail street prices), workstation (Quadro, RTX A/Ada/PRO, Radeon PRO), data
+center (everything else: Tesla, A/H/B/L-series modules, GH/GB superchips, Instinct) and
+system (machines sold only whole: DGX Spark, Mac Studio, Ryzen AI Max PCs). An index is
+fitted per group x market (`index_key`); used workstation and data-center cards pool into
+one "professional used" index, since the bundled snapshot holds used prices of three
+workstation cards in one month and none of data-center cards. A GPU key with too few pairs
+takes its market's pooled GPU index ("all new", "all used").
+
+Systems never take a GPU board index: a Mac Studio's price is Apple's list price for a
+whole computer, which moved +7 % (M3 Ultra 256 GB, March 2026) while GPU boards rose
+~45 %. Their "system new" index is fitted like any other when the systems' own repeat
+prices are enough (MIN_PAIRS pairs from MIN_MATCHED GPUs); until then (`fit_flat`) a system
+price is carried flat, its variance growing with the gap at the larger of the systems' own
+per-month volatility (their repeat list prices) and the board market's own monthly
+volatility (the pooled new index's tau^2): two or three pairs cannot show that systems are
+calmer than the market whose memory shortage moved them.
 
 The index (`fit_index`) is a repeat-sales (Bailey-Muth-Nourse) regression on monthly
 points: every pair of consecutive monthly prices of one GPU, months m1 < m2 apart by at
@@ -38,7 +48,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
-from model.product_lines import product_line_expr
+from model.product_lines import product_line_expr, sold_whole_expr
 
 # Pairs further apart than this are not compared: a price three years on says more about
 # the card's age than about the market.
@@ -48,22 +58,32 @@ MIN_MATCHED = 3
 # A group x market needs this many pairs from MIN_MATCHED GPUs for its own index.
 MIN_PAIRS = 10
 
-GROUPS = ("consumer", "workstation", "data center")
+GROUPS = ("consumer", "workstation", "data center", "system")
+SYSTEM = "system"
 
 
 def market_group_expr(name: str = "name") -> pl.Expr:
-    """'consumer', 'workstation' or 'data center': the GPU's product line.
+    """'consumer', 'workstation', 'data center' or 'system'.
 
-    One rule for the index, the interval pools, market consistency and resale
-    (model/product_lines.py).
+    The GPU's product line (one rule for the index, the interval pools, market consistency
+    and resale: model/product_lines.py), except that a machine sold only whole is a
+    'system' here: its price is not a GPU board's.
     """
-    return product_line_expr(name).replace("data_center", "data center")
+    line = product_line_expr(name).replace("data_center", "data center")
+    return pl.when(sold_whole_expr(name)).then(pl.lit(SYSTEM)).otherwise(line)
 
 
 def index_key_expr(group: pl.Expr, market: pl.Expr) -> pl.Expr:
-    """The index a group x market uses: 'consumer new', ..., 'professional used'."""
-    pooled = pl.when(group == "consumer").then(group).otherwise(pl.lit("professional"))
+    """The index a group x market uses: 'consumer new', ..., 'professional used', 'system new'."""
+    pooled = (
+        pl.when(group.is_in(["consumer", SYSTEM])).then(group).otherwise(pl.lit("professional"))
+    )
     return pl.when(market == "used").then(pooled + " used").otherwise(group + " " + market)
+
+
+def is_system_key(key: str) -> bool:
+    """Whether an index key belongs to the systems' segment."""
+    return key.startswith(SYSTEM + " ")
 
 
 def series_keys(gpus: pl.DataFrame) -> pl.DataFrame:
@@ -128,6 +148,9 @@ class IndexFit:
     n_gpus: np.ndarray
     bridged: np.ndarray
     n_pairs: int
+    # A segment too thin for an index (fit_flat): no steps, the price is carried flat and
+    # `tau` is the per-month volatility the carry adds.
+    flat: bool = False
 
 
 def _gpus_per_step(start: np.ndarray, end: np.ndarray, gpu: np.ndarray, n: int) -> np.ndarray:
@@ -217,32 +240,102 @@ def _market_of(key: str) -> str:
     return key.rsplit(" ", 1)[-1]
 
 
+def fit_flat(pairs: pl.DataFrame, key: str, floor_var: float) -> IndexFit | None:
+    """A flat carry for a segment with repeat prices but too few for an index.
+
+    `tau^2` (per month) = max(mean of d^2 / span over the segment's pairs, floor_var): the
+    segment's own volatility, never below the floor (a thin sample cannot prove calm).
+    """
+    if pairs.is_empty():
+        return None
+    m1, m2, d = pairs["m1"].to_numpy(), pairs["m2"].to_numpy(), pairs["d"].to_numpy()
+    own = float(np.mean(d**2 / (m2 - m1)))
+    first, last = int(m1.min()), int(m2.max())
+    n = last - first
+    return IndexFit(
+        key=key + " (flat)",
+        first=first,
+        last=last,
+        level=np.zeros(n + 1),
+        cov=np.zeros((n + 1, n + 1)),
+        tau=float(np.sqrt(max(own, floor_var))),
+        sigma=0.0,
+        n_gpus=np.zeros(n + 1, dtype=np.int64),
+        bridged=np.ones(n + 1, dtype=bool),
+        n_pairs=int(pairs.height),
+        flat=True,
+    )
+
+
 def fit_indexes(monthly: pl.DataFrame, gpus: pl.DataFrame) -> dict[str, IndexFit]:
-    """Every key's index, plus the pooled 'all new' / 'all used' per market."""
+    """Every key's index, the pooled GPU 'all new' / 'all used', and the systems' segment."""
     pairs = index_pairs(monthly, gpus)
+    boards = pairs.filter(~pl.col("key").str.starts_with(SYSTEM + " "))
     fits: dict[str, IndexFit] = {}
-    for (key,), frame in pairs.group_by("key", maintain_order=True):
+    for (key,), frame in boards.group_by("key", maintain_order=True):
         fit = fit_index(frame, key)
         if fit is not None:
             fits[key] = fit
-    for market in pairs["key"].map_elements(_market_of, return_dtype=pl.Utf8).unique().sort():
-        pooled = pairs.filter(pl.col("key").str.ends_with(" " + market))
+    for market in boards["key"].map_elements(_market_of, return_dtype=pl.Utf8).unique().sort():
+        pooled = boards.filter(pl.col("key").str.ends_with(" " + market))
         fit = fit_index(pooled, "all " + market)
         if fit is not None:
             fits["all " + market] = fit
+    fits.update(_system_fits(pairs.filter(pl.col("key").str.starts_with(SYSTEM + " ")), fits))
     return fits
 
 
+def _system_fits(pairs: pl.DataFrame, board_fits: dict[str, IndexFit]) -> dict[str, IndexFit]:
+    """The systems' index per market, or their flat carry when too thin for one."""
+    out: dict[str, IndexFit] = {}
+    for (key,), frame in pairs.group_by("key", maintain_order=True):
+        pooled = board_fits.get("all " + _market_of(key))
+        # The board market's own monthly volatility (tau^2), not a board's street-listing
+        # wander around it (sigma^2): a list price has no listing noise, but it is exposed
+        # to the shocks that move the whole market (the 2026 memory shortage).
+        floor = pooled.tau**2 if pooled is not None else 0.0
+        fit = fit_index(frame, key) or fit_flat(frame, key, floor)
+        if fit is not None:
+            out[key] = fit
+    return out
+
+
+def fit_for(pairs: pl.DataFrame, key: str) -> IndexFit | None:
+    """The index `key` resolves to, fitted on `pairs` alone (the back-test's refits)."""
+    system = pl.col("key").str.starts_with(SYSTEM + " ")
+    market = _market_of(key)
+
+    def pooled() -> IndexFit | None:
+        boards = pairs.filter(~system, pl.col("key").str.ends_with(" " + market))
+        return fit_index(boards, "all " + market)
+
+    if not is_system_key(key):
+        return fit_index(pairs.filter(pl.col("key") == key), key) or pooled()
+    board = pooled()
+    fits = _system_fits(pairs.filter(system), {} if board is None else {board.key: board})
+    return resolve(fits, key)
+
+
 def resolve(fits: dict[str, IndexFit], key: str) -> IndexFit | None:
-    """The index a key uses: its own, else its market's pooled one, else none."""
+    """The index a key uses: its own, else its market's pooled one, else none.
+
+    A system key never takes a GPU board index: its own, else the systems' new-price
+    segment, else none (the caller's random walk).
+    """
+    if is_system_key(key):
+        return fits.get(key) or fits.get(SYSTEM + " new")
     return fits.get(key) or fits.get("all " + _market_of(key))
 
 
 def index_change(fit: IndexFit, m0: np.ndarray, m1: np.ndarray):
     """I(m1) - I(m0), its variance, and the months of m1 past the last month with data.
 
-    Outside [first, last] the index is flat (a random walk) and adds tau^2 per month.
+    Outside [first, last] the index is flat (a random walk) and adds tau^2 per month; a
+    flat fit (fit_flat) is flat throughout and adds tau^2 for every month of the gap.
     """
+    if fit.flat:
+        months = np.abs(m1 - m0).astype(float)
+        return np.zeros(months.size), fit.tau**2 * months, np.maximum(m1 - fit.last, 0)
     a = np.clip(m0, fit.first, fit.last) - fit.first
     b = np.clip(m1, fit.first, fit.last) - fit.first
     outside = np.abs(m0 - np.clip(m0, fit.first, fit.last)) + np.abs(

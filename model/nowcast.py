@@ -596,7 +596,21 @@ def _nowcast_detail(candidate: str, rows_have_index: bool) -> pl.Expr:
         flat,
         pl.col("observed_price_usd").round(2),
     )
-    return pl.when(pl.col("index_key").is_not_null()).then(indexed).otherwise(drift)
+    # A system segment too thin for an index (market_index.fit_flat): carried flat.
+    flat_carry = pl.format(
+        "market_index: carried {} days flat ({}: too few repeat prices of machines sold whole "
+        "for an index, and a GPU board index does not price them); last observed at ${}",
+        pl.col("age_days"),
+        pl.col("index_key"),
+        pl.col("observed_price_usd").round(2),
+    )
+    return (
+        pl.when(pl.col("index_key").str.ends_with("(flat)"))
+        .then(flat_carry)
+        .when(pl.col("index_key").is_not_null())
+        .then(indexed)
+        .otherwise(drift)
+    )
 
 
 def mean_market(single: pl.DataFrame) -> pl.DataFrame:

@@ -109,15 +109,9 @@ def _predictions(carried: pl.DataFrame, candidate: str) -> pl.DataFrame:
 
 
 def _index_for(pairs: pl.DataFrame, key: str, as_of: int, gpu_id: str):
-    """The index of `key` (or its market's pooled one) without `gpu_id`, up to month T."""
+    """The index `key` resolves to (market_index.fit_for) without `gpu_id`, up to month T."""
     visible = pairs.filter(pl.col("m2") <= as_of, pl.col("gpu_id") != gpu_id)
-    fit = market_index.fit_index(visible.filter(pl.col("key") == key), key)
-    if fit is not None:
-        return fit
-    market = key.rsplit(" ", 1)[-1]
-    return market_index.fit_index(
-        visible.filter(pl.col("key").str.ends_with(" " + market)), "all " + market
-    )
+    return market_index.fit_for(visible, key)
 
 
 def _index_moves(cases: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:

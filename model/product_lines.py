@@ -45,6 +45,16 @@ def product_line_expr(name: str = "name") -> pl.Expr:
     )
 
 
+def sold_whole_expr(name: str = "name") -> pl.Expr:
+    """True for a machine sold only whole (DGX Spark, Mac Studio, Ryzen AI Max PCs).
+
+    Its price is a system's (memory, storage, CPU, box and margin), set by list prices that
+    change a few times a year, so the market index gives it its own segment
+    (model/market_index.py) instead of a GPU board index.
+    """
+    return pl.col(name).cast(pl.Utf8).fill_null("").str.contains(SYSTEM_NAMES)
+
+
 def product_lines(gpus: pl.DataFrame) -> pl.DataFrame:
     """gpu_id -> line (data_center when the catalog frame has no names, as segments do)."""
     if "name" not in gpus.columns:
