@@ -10,7 +10,7 @@ from sources.tables import BadInputError
 
 # The shared model ids of issue 24 (docs/schema.md, "LLM serving").
 MODEL_IDS = {
-    "llama-2-7b", "llama-3.1-8b", "qwen2.5-32b", "llama-2-70b", "llama-3.1-70b",
+    "llama-2-7b", "llama-3.1-8b", "mistral-7b", "qwen2.5-32b", "llama-2-70b", "llama-3.1-70b",
     "llama-3.3-70b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-20b",
     "gpt-oss-120b", "deepseek-r1",
 }  # fmt: skip
