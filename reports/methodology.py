@@ -10,7 +10,7 @@ import argparse
 import datetime as dt
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -22,6 +22,13 @@ from model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
 from model.nowcast_backtest import HOLDOUT_CHECK
 from reports.content.independent import INDEPENDENT_NOTE, independent_table
 from reports.content.nowcast_holdout import HOLDOUT_COLUMNS, HOLDOUT_NOTE, holdout_table
+from reports.content.serving_validation import (
+    ENGINE_COLUMNS,
+    GPU_COLUMNS,
+    SERVING_NOTE,
+    serving_engine_table,
+    serving_gpu_table,
+)
 from reports.report import markdown_table
 from warehouse.release import default_published_dir
 
@@ -50,6 +57,8 @@ class MethodologyData:
     independent: pl.DataFrame
     # The SITE_SECTIONS of docs/methodology.md, as Markdown (`docs_sections`).
     from_docs: str = ""
+    # llm_serving_validation for the run (the serving model's held-out error per engine).
+    serving_validation: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def docs_sections(doc: Path, headings: tuple[str, ...] = SITE_SECTIONS) -> str:
@@ -105,6 +114,7 @@ def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> 
         ),
         independent=for_run("independent_checks", "workload, gpu_a, gpu_b, source, benchmark"),
         from_docs=docs_sections(DOCS),
+        serving_validation=for_run("llm_serving_validation", "engine, gpu_id NULLS FIRST"),
     )
 
 
@@ -392,6 +402,15 @@ def _holdout_block(data: MethodologyData) -> list[str]:
     )
 
 
+def _serving_block(data: MethodologyData) -> list[str]:
+    if data.serving_validation.is_empty():
+        return _block("LLM serving: held-out error per engine", "No serving fit in this run.")
+    rows = data.serving_validation
+    engines = markdown_table(_formatted(serving_engine_table(rows)), ENGINE_COLUMNS)
+    gpus = markdown_table(_formatted(serving_gpu_table(rows)), GPU_COLUMNS)
+    return _block("LLM serving: held-out error per engine", engines + "\n\n" + gpus, SERVING_NOTE)
+
+
 # The blocks of the validation Markdown, in order.
 _VALIDATION_BLOCKS = (
     _constants_block,
@@ -401,6 +420,7 @@ _VALIDATION_BLOCKS = (
     _llm_decode_block,
     _llm_stack_block,
     _llm_prefill_block,
+    _serving_block,
     _comparison_block,
     _independent_block,
 )
