@@ -160,7 +160,7 @@ def serving_summary_table(ds: Dataset, target: float = FRONT_TARGET) -> Table:
         rows,
         title=f"Serving many users: the cheapest system at {target:g} tokens/s per user",
         unit="USD per 1M tokens (95 % interval of the output price)",
-        css="verdict",
+        css="cards",  # the verdicts' card layout on phones, not a verdict
         empty="No serving cost in this version.",
     )
 
@@ -181,7 +181,7 @@ def model_table(ds: Dataset, model: str) -> Table:
         ("each user gets", *BASES.values()),
         rows,
         title=f"{model}: the cheapest system per million output tokens",
-        css="verdict",
+        css="cards",  # the verdicts' card layout on phones, not a verdict
     )
 
 

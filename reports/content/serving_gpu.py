@@ -96,7 +96,7 @@ def serving_curve_table(rows: pl.DataFrame) -> Table:
         out,
         title="Serving: output tokens/s of the system (95 % interval) and per user, "
         "by users served at once",
-        css="verdict",
+        css="cards",  # the verdicts' card layout on phones, not a verdict
         empty="No model fits this GPU for serving, or no serving figure in this version.",
     )
 

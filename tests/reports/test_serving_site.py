@@ -345,7 +345,7 @@ def test_llm_page_and_serving_sections_fit_a_phone(ds, tmp_path):
                 assert horizontal_overflow(tab) <= 0, name
                 # The serving tables become cards: no table box scrolls sideways either.
                 wide = tab.evaluate(
-                    "[...document.querySelectorAll('table.verdict')]"
+                    "[...document.querySelectorAll('table.verdict, table.cards')]"
                     ".filter(t => t.scrollWidth > t.clientWidth + 1).length"
                 )
                 assert wide == 0, name
