@@ -317,13 +317,19 @@ def test_kill_9_mid_publish_keeps_the_previous_release_and_the_next_run_cleans_u
 # --- a full disk -------------------------------------------------------------------------------
 
 
+# Room for two releases (the one shown and the one being staged) and not much more: a
+# release is ~51 MB since issue 24 (a 39 MB site version, of which the LLM serving
+# downloads are 12 MB, and a 12 MB published warehouse); 64 MB held two before it.
+SMALL_DISK_MB = 160
+
+
 class SmallDisk:
     """A real tmpfs of a given size (root only), or None where mounting is not allowed."""
 
     def __init__(self, path: Path):
         self.path = path
         path.mkdir()
-        self.mounted = os.geteuid() == 0 and self._mount("size=64m")
+        self.mounted = os.geteuid() == 0 and self._mount(f"size={SMALL_DISK_MB}m")
 
     def _mount(self, options: str) -> bool:
         cmd = ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(self.path)]
