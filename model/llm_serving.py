@@ -48,6 +48,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
+from model.cost import SYSTEM_FORM_FACTOR
 from model.llm_models import kv_cache_bytes_expr, params_read_expr
 from model.llm_parallel import allreduce_step_expr, interconnects
 
@@ -106,12 +107,16 @@ def systems(gpus: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
         orient="row",
     )
     catalog = gpus.select(
-        "gpu_id", "vendor", "architecture", "memory_gb", "memory_bandwidth_gbs",
+        "gpu_id", "vendor", "architecture", "form_factor", "memory_gb", "memory_bandwidth_gbs",
         "fp16_tensor_tflops", "fp8_tensor_tflops", "tdp_w",
     ).join(interconnects(gpus), on="gpu_id")  # fmt: skip
     return (
         catalog.join(models, how="cross")
         .join(configs, how="cross")
+        # A machine sold whole (DGX Spark, Mac Studio, Ryzen AI Max PC) serves as one
+        # machine: no tensor parallelism across boxes over a network link.
+        .filter((pl.col("form_factor") != SYSTEM_FORM_FACTOR) | (pl.col("num_gpus") == 1))
+        .drop("form_factor")
         .with_columns(**hardware_columns())
         .with_columns(
             weights_bytes=pl.col("total_params_b") * _GB * pl.col("bits_per_weight") / 8,

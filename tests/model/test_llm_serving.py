@@ -279,3 +279,10 @@ def test_validation_reports_every_engine(validation):
     assert (fitted["log_q05"] >= -MAX_HALF).all() and (fitted["log_q95"] <= MAX_HALF).all()
     per_gpu = validation.filter(pl.col("gpu_id").is_not_null())
     assert per_gpu.filter(pl.col("engine") == "tensorrt-llm")["gpu_id"].n_unique() >= 5
+
+
+def test_a_machine_sold_whole_serves_as_one_machine():
+    # No tensor parallelism across DGX Sparks or Mac Studios: one row per machine count 1.
+    grid = systems(GPUS.filter(pl.col("gpu_id").is_in(["dgx-spark", "rtx-4090"])), MODELS)
+    counts = dict(grid.group_by("gpu_id").agg(pl.col("num_gpus").max()).iter_rows())
+    assert counts == {"dgx-spark": 1, "rtx-4090": 8}
