@@ -45,6 +45,7 @@ import math
 import numpy as np
 import polars as pl
 
+from model.cost import SYSTEM_FORM_FACTOR
 from model.evidence import placing_rows
 from model.fit import t975
 from model.llm_constants import ARCHITECTURES, BITS_PER_WEIGHT
@@ -90,7 +91,8 @@ def memory_fit(
     """One row per GPU x model size x bits x GPU count: memory needed, available, fits.
 
     `gpus` needs gpu_id and memory_gb (per board); `llm_memory_gb`, where present, is the
-    part of a unified-memory machine its GPU may hold. Returns gpu_id, model_params_b,
+    part of a unified-memory machine its GPU may hold; a `form_factor` of 'system' (a
+    machine sold whole) gets one-machine rows only. Returns gpu_id, model_params_b,
     params_b (the reference architecture's exact count), bits, bits_per_weight, num_gpus,
     context_tokens, needed_gb, available_gb, fits (GB = 10^9 bytes in both columns).
     """
@@ -115,9 +117,17 @@ def memory_fit(
     )
     # A whole machine's GPU holds only its share of unified memory (gpus.llm_memory_gb).
     memory = pl.col("llm_memory_gb") if "llm_memory_gb" in gpus.columns else pl.col("memory_gb")
+    # A machine sold whole (DGX Spark, Mac Studio) is one machine: no multi-box rows.
+    whole = (
+        pl.col("form_factor") == SYSTEM_FORM_FACTOR
+        if "form_factor" in gpus.columns
+        else pl.lit(False)
+    )
     return (
-        gpus.select("gpu_id", memory_gb=pl.coalesce(memory, pl.col("memory_gb")))
+        gpus.select("gpu_id", memory_gb=pl.coalesce(memory, pl.col("memory_gb")), whole=whole)
         .join(configs, how="cross")
+        .filter(~pl.col("whole") | (pl.col("num_gpus") == 1))
+        .drop("whole")
         .with_columns(
             context_tokens=pl.lit(context, dtype=pl.Int32),
             needed_gb=(

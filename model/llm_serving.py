@@ -106,9 +106,14 @@ def systems(gpus: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
         schema={"precision_bits": pl.Int32, "num_gpus": pl.Int32},
         orient="row",
     )
+    # A unified-memory machine's GPU holds only its share (gpus.llm_memory_gb; macOS 75 %).
+    usable = (
+        pl.coalesce("llm_memory_gb", "memory_gb") if "llm_memory_gb" in gpus.columns
+        else pl.col("memory_gb")
+    )  # fmt: skip
     catalog = gpus.select(
-        "gpu_id", "vendor", "architecture", "form_factor", "memory_gb", "memory_bandwidth_gbs",
-        "fp16_tensor_tflops", "fp8_tensor_tflops", "tdp_w",
+        "gpu_id", "vendor", "architecture", "form_factor", usable.alias("memory_gb"),
+        "memory_bandwidth_gbs", "fp16_tensor_tflops", "fp8_tensor_tflops", "tdp_w",
     ).join(interconnects(gpus), on="gpu_id")  # fmt: skip
     return (
         catalog.join(models, how="cross")

@@ -286,3 +286,14 @@ def test_a_machine_sold_whole_serves_as_one_machine():
     grid = systems(GPUS.filter(pl.col("gpu_id").is_in(["dgx-spark", "rtx-4090"])), MODELS)
     counts = dict(grid.group_by("gpu_id").agg(pl.col("num_gpus").max()).iter_rows())
     assert counts == {"dgx-spark": 1, "rtx-4090": 8}
+
+
+def test_a_unified_memory_machine_serves_from_its_gpu_share():
+    # macOS lets the GPU of a 96 GB M3 Ultra wire 72 GB (gpus.llm_memory_gb): the serving
+    # grid's usable memory is that x 0.9, not the machine's 96 GB.
+    from sources.specs.unified_memory import with_llm_memory
+
+    caps = pl.DataFrame({"gpu_id": ["m3-ultra-96gb"], "gpu_memory_gb": [72.0]})
+    gpus = with_llm_memory(GPUS.filter(pl.col("gpu_id") == "m3-ultra-96gb"), caps)
+    grid = systems(gpus, MODELS)
+    assert grid["memory_bytes"].unique().to_list() == [pytest.approx(72 * 2**30 * 0.9)]
