@@ -1,6 +1,9 @@
+import atexit
 import datetime as dt
+import functools
 import hashlib
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +36,25 @@ class Build:
     result: dg.ExecuteInProcessResult
 
 
+@functools.cache
+def _chart_cache() -> Path:
+    """One SVG cache per test process, removed when the process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="gpuvalue-test-charts-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def build(root: Path, data_dir: Path = DATA_DIR, days=None, **settings_fields) -> Build:
-    """Run the whole graph in-process with every output under `root`."""
+    """Run the whole graph in-process with every output under `root`.
+
+    The builds of one test process share their chart cache (reports/charts/rendering.py
+    SvgCache: content-addressed, so a chart whose spec is unchanged is not rendered again),
+    as the nights of one deployment do; each build's own outputs stay under `root`.
+    """
+    cache = root / ".build" / "chart-cache"
+    if not cache.exists() and not cache.is_symlink():
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.symlink_to(_chart_cache(), target_is_directory=True)
     settings, result = build_into(root, data_dir, days=days, **settings_fields)
     return Build(
         root,
