@@ -37,6 +37,8 @@ the cheapest fresh offer (low end) to the median of the fresh offers of that GPU
 type and size (high end: what a buyer pays who does not shop for the cheapest provider).
 """
 
+from collections.abc import Collection
+
 import polars as pl
 
 # Interactivity targets: tokens/s each user receives (10 is reading speed, 50 is fast).
@@ -52,7 +54,7 @@ COLUMNS = (
     "run_date", "gpu_id", "model_id", "precision_bits", "num_gpus", "basis",
     "min_tokens_per_s_per_user", "concurrency", "output_tokens_per_s_per_user",
     "usd_per_million_output_tokens", "usd_per_million_input_tokens", "low", "high",
-    "utilization", "detail", "rank",
+    "utilization", "detail", "rank", "grounded",
 )  # fmt: skip
 _RENT_TYPES = {"on_demand": "rent_on_demand", "spot": "rent_spot"}
 
@@ -201,13 +203,17 @@ def llm_serving_cost(
     years: float,
     utilization: float,
     targets: tuple[int, ...] = TARGETS,
+    grounded_gpus: Collection[str] | None = None,
 ) -> pl.DataFrame:
     """$ per million output and input tokens per configuration, basis and target.
 
     `serving` is the `llm_serving` table of one run; `buy` and `offers` as in `buy_rates`
     and `rent_rates` (fresh offers only: the asset passes `fresh_only`'s). See the module
-    docstring for the formulas. `rank` 1 is the cheapest output token of its model x
-    precision x basis x target (ties share a rank).
+    docstring for the formulas. `grounded_gpus` are the GPUs whose architecture has a
+    published serving measurement (None: every GPU); `grounded` says so per row, and an
+    estimate never outranks a grounded configuration: `rank` 1 is the cheapest output
+    token of its model x precision x basis x target among grounded rows (ties share a
+    rank), the extrapolated ones ranked after them.
     """
     points = operating_points(serving, targets)
     priced = pl.concat(
@@ -239,7 +245,16 @@ def llm_serving_cost(
             ),
         )  # fmt: skip
         .with_columns(
-            rank=pl.col("usd_per_million_output_tokens")
+            grounded=pl.lit(True)
+            if grounded_gpus is None
+            else pl.col("gpu_id").is_in(list(grounded_gpus))
+        )
+        .with_columns(
+            # Extrapolated rows after every grounded one (no $/M token comes near 1e12).
+            rank=(
+                pl.col("usd_per_million_output_tokens")
+                + pl.when(pl.col("grounded")).then(0.0).otherwise(1e12)
+            )
             .rank("min")
             .over("run_date", "model_id", "precision_bits", "basis", "min_tokens_per_s_per_user")
             .cast(pl.Int32)

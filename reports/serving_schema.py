@@ -54,6 +54,7 @@ SERVING_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "utilization": pl.Float64(),
         "detail": pl.Utf8(),
         "rank": pl.Int32(),
+        "grounded": pl.Boolean(),
     },
     "llm_api_prices": {
         "model_id": pl.Utf8(),

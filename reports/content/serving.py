@@ -79,7 +79,11 @@ def model_anchor(model_id: str) -> str:
 
 
 def cheapest(cost: pl.DataFrame, model: str, target: float, basis: str) -> dict | None:
-    """The cheapest system per 1M output tokens for the model, target and basis (any precision)."""
+    """The cheapest system per 1M output tokens for the model, target and basis (any precision).
+
+    A configuration on an architecture the serving evidence reaches (`grounded`) comes
+    before any extrapolated one, as `rank` orders them (model/llm_serving_cost.py).
+    """
     hit = cost.filter(
         (pl.col("model_id") == model)
         & (pl.col("min_tokens_per_s_per_user") == target)
@@ -88,7 +92,12 @@ def cheapest(cost: pl.DataFrame, model: str, target: float, basis: str) -> dict 
     )
     if hit.is_empty():
         return None
-    return hit.sort("usd_per_million_output_tokens", "gpu_id", "num_gpus").row(0, named=True)
+    hit = hit.with_columns(_estimate=pl.col("grounded").fill_null(True).not_())
+    return (
+        hit.sort("_estimate", "usd_per_million_output_tokens", "gpu_id", "num_gpus")
+        .drop("_estimate")
+        .row(0, named=True)
+    )
 
 
 def deployment(users: int, row: dict) -> str:
@@ -116,6 +125,8 @@ def cost_cell(row: dict | None, users: tuple[int, ...] = ()) -> Cell:
     sizing = "; ".join(d for d in (deployment(n, row) for n in users) if d)
     if sizing:
         lines.append(sizing)
+    if row.get("grounded") is False:
+        lines.append("estimated: no serving measurement on this GPU's architecture")
     return Cell(
         system_label(row["gpu_id"], row["num_gpus"]),
         href=gpu_href(row["gpu_id"]),

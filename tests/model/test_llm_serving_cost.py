@@ -185,6 +185,28 @@ def test_rank_is_cheapest_per_model_precision_basis_target():
     assert tuple(cost.columns) == COLUMNS
 
 
+def test_an_extrapolated_configuration_never_outranks_a_grounded_one():
+    # The same two systems, but the B200's architecture has no serving measurement here:
+    # it stays cheaper per token, yet ranks after the H100 and says it is not grounded.
+    fast = serving_rows(gpu="b200", curve=[(64, 3200.0, 50.0), (128, 5120.0, 40.0)])
+    offers = pl.concat(
+        [OFFERS, OFFERS.head(1).with_columns(gpu_id=pl.lit("b200"), usd_per_gpu_hour=pl.lit(4.0))]
+    )
+    cost = llm_serving_cost(
+        pl.concat([serving_rows(), fast]), BUY, offers, 5.0, 0.5, grounded_gpus={H100}
+    )
+    rows = cost.filter(
+        (pl.col("basis") == "rent_on_demand") & (pl.col("min_tokens_per_s_per_user") == 20)
+    )
+    by_gpu = {r["gpu_id"]: r for r in rows.iter_rows(named=True)}
+    assert (
+        by_gpu["b200"]["usd_per_million_output_tokens"]
+        < by_gpu[H100]["usd_per_million_output_tokens"]
+    )
+    assert (by_gpu[H100]["rank"], by_gpu["b200"]["rank"]) == (1, 2)
+    assert (by_gpu[H100]["grounded"], by_gpu["b200"]["grounded"]) == (True, False)
+
+
 def test_missing_serving_columns_fail_loudly():
     with pytest.raises(ValueError, match="prefill_tokens_per_s"):
         operating_points(serving_rows().drop("prefill_tokens_per_s"))

@@ -57,6 +57,20 @@ def llm_api_prices(
     )
 
 
+def grounded_gpus(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Catalog GPUs whose architecture has a published serving measurement.
+
+    The serving model is fitted on those architectures; elsewhere (RDNA, Pascal, Turing,
+    Arc, Apple ...) its rate is an extrapolation, which never outranks the evidence.
+    """
+    rows = con.sql(
+        "SELECT g.gpu_id FROM gpus g WHERE g.architecture IN ("
+        " SELECT DISTINCT c.architecture FROM llm_serving_benchmarks b"
+        " JOIN gpus c USING (gpu_id))"
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def read_serving(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
     """The run's `llm_serving` rows; dg.Failure when the run has none.
 
@@ -104,7 +118,14 @@ def api_band(cost: pl.DataFrame, api: pl.DataFrame, target: int = 20) -> str:
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=["llm_serving", "perf_per_dollar", "current_prices", "cloud_offers", llm_api_prices],
+    deps=[
+        "llm_serving",
+        "llm_serving_benchmarks",
+        "perf_per_dollar",
+        "current_prices",
+        "cloud_offers",
+        llm_api_prices,
+    ],
     description=(
         "One row per GPU x model x precision x GPU count x basis (buy new/used, rent "
         "on-demand/spot) x target tokens/s per user (10, 20, 50): the concurrency a provider "
@@ -127,7 +148,10 @@ def llm_serving_cost(
                 read_latest_offers(step.con, run_date), params.cloud_freshness_days, run_date
             )
         )
-        cost = price_serving(serving, buy, offers, params.years, params.utilization)
+        grounded = grounded_gpus(step.con)
+        cost = price_serving(
+            serving, buy, offers, params.years, params.utilization, grounded_gpus=grounded
+        )
         bad = input_not_cheaper(cost)
         if not bad.is_empty():
             raise dg.Failure(
