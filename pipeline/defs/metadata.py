@@ -11,6 +11,9 @@ from collections.abc import Mapping
 
 import dagster as dg
 import duckdb
+import polars as pl
+
+from warehouse.db import replace_rows
 
 # What every asset that writes warehouse rows is drawn with in the UI.
 KINDS = {"duckdb", "polars"}
@@ -40,3 +43,19 @@ def partition_rows(context: dg.AssetExecutionContext, written: Mapping[str, int]
         if key in targeted:
             context.add_asset_metadata({PARTITION_ROW_COUNT: n}, partition_key=key)
     return {PARTITION_ROW_COUNT: 0}
+
+
+def replace_whole_table(
+    context: dg.AssetExecutionContext,
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    rows: pl.DataFrame,
+) -> dict:
+    """Replace a table read whole from a bundled file; log it; its `rows` and row count.
+
+    For the tables that hold published figures rather than a run's output (no run_date):
+    what was written is all the table holds, so `rows` and `dagster/row_count` agree.
+    """
+    deleted, inserted = replace_rows(con, table, rows, "true")
+    context.log.info(f"{table}: {inserted} rows (replaced {deleted})")
+    return {"rows": inserted, ROW_COUNT: inserted}

@@ -11,12 +11,11 @@ from dagster_duckdb import DuckDBResource
 from model.cloud_freshness import fresh_only, with_freshness
 from model.llm import llm_cost, llm_throughput, memory_fit
 from model.llm_calibration import measured_decode_rates, rates_for_cost
-from pipeline.defs.metadata import KINDS, ROW_COUNT
+from pipeline.defs.metadata import KINDS, replace_whole_table
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.benchmarks.provenance import host_from_form_factor
 from sources.bundled import read_llm_benchmarks
-from warehouse.db import replace_rows
 from warehouse.reads import catalog_ids, read_latest_offers
 
 LLM_FILE = ("benchmarks", "llm", "llm_inference.csv")
@@ -47,15 +46,12 @@ def llm_benchmarks(
         ids = catalog_ids(con)
         read = [read_llm_benchmarks(p, ids) for p in (path, settings.data_path(*LLM_THREADS_FILE))]
         rows = host_from_form_factor(pl.concat(read, how="vertical_relaxed"), form_factors)
-        deleted, inserted = replace_rows(con, "llm_benchmarks", rows, "true")
+        written = replace_whole_table(context, con, "llm_benchmarks", rows)
     by = rows.group_by("source", "phase").len().sort("source", "phase")
     stacks = rows.group_by("stack").len().sort("stack", nulls_last=True)
-    context.log.info(f"llm_benchmarks: {inserted} rows (replaced {deleted})")
     return dg.MaterializeResult(
         metadata={
-            "rows": inserted,
-            # The table is replaced whole: what was written is all it holds.
-            ROW_COUNT: inserted,
+            **written,
             "gpus": rows["gpu_id"].n_unique(),
             "by_source_phase": ", ".join(f"{s} {p}: {n}" for s, p, n in by.iter_rows()),
             "by_stack": ", ".join(f"{s}: {n}" for s, n in stacks.iter_rows()),

@@ -11,12 +11,11 @@ from dagster_duckdb import DuckDBResource
 from model.llm_serving import llm_serving as serving_rows
 from model.llm_serving_anchor import bandwidth_anchor, proxy_compute
 from model.llm_serving_fit import engine_fits, summaries
-from pipeline.defs.metadata import KINDS, ROW_COUNT
+from pipeline.defs.metadata import KINDS, replace_whole_table
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from pipeline.defs.steps import check_step
 from sources.llm_models import read_llm_models
-from warehouse.db import replace_rows
 
 MODELS_FILE = ("llm", "models.csv")
 EVIDENCE_TABLE = "llm_serving_benchmarks"
@@ -38,12 +37,9 @@ def llm_models(
     """Load the bundled model table, replacing the table."""
     rows = read_llm_models(settings.data_path(*MODELS_FILE))
     with open_warehouse(warehouse) as con:
-        deleted, inserted = replace_rows(con, "llm_models", rows, "true")
-    context.log.info(f"llm_models: {inserted} rows (replaced {deleted})")
+        written = replace_whole_table(context, con, "llm_models", rows)
     moe = rows.filter(pl.col("num_experts").is_not_null())["model_id"].to_list()
-    return dg.MaterializeResult(
-        metadata={"rows": inserted, ROW_COUNT: inserted, "mixture_of_experts": ", ".join(moe)}
-    )
+    return dg.MaterializeResult(metadata={**written, "mixture_of_experts": ", ".join(moe)})
 
 
 @dg.asset(

@@ -16,11 +16,10 @@ from dagster_duckdb import DuckDBResource
 from model.cloud_freshness import fresh_only, with_freshness
 from model.llm_serving_cost import input_not_cheaper
 from model.llm_serving_cost import llm_serving_cost as price_serving
-from pipeline.defs.metadata import KINDS, ROW_COUNT
+from pipeline.defs.metadata import KINDS, replace_whole_table
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.llm_api_prices import read_llm_api_prices
-from warehouse.db import replace_rows
 from warehouse.reads import read_for_run, read_latest_offers
 
 API_PRICES_FILE = ("llm", "api_prices.csv")
@@ -44,12 +43,10 @@ def llm_api_prices(
     """Load the bundled API list prices, replacing the table."""
     rows = read_llm_api_prices(settings.data_path(*API_PRICES_FILE))
     with open_warehouse(warehouse) as con:
-        deleted, inserted = replace_rows(con, "llm_api_prices", rows, "true")
-    context.log.info(f"llm_api_prices: {inserted} rows (replaced {deleted})")
+        written = replace_whole_table(context, con, "llm_api_prices", rows)
     return dg.MaterializeResult(
         metadata={
-            "rows": inserted,
-            ROW_COUNT: inserted,
+            **written,
             "models": rows["model_id"].n_unique(),
             "providers": ", ".join(sorted(set(rows["provider"]))),
             "as_of": f"{rows['as_of'].min()} to {rows['as_of'].max()}",

@@ -9,10 +9,9 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.metadata import KINDS, ROW_COUNT
+from pipeline.defs.metadata import KINDS, replace_whole_table
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
 from sources.benchmarks.serving import read_serving_benchmarks
-from warehouse.db import replace_rows
 from warehouse.reads import catalog_ids
 
 SERVING_FILE = ("benchmarks", "llm", "serving.csv")
@@ -37,14 +36,11 @@ def llm_serving_benchmarks(
     path = settings.data_path(*SERVING_FILE)
     with open_warehouse(warehouse) as con:
         rows = read_serving_benchmarks(path, catalog_ids(con))
-        deleted, inserted = replace_rows(con, "llm_serving_benchmarks", rows, "true")
+        written = replace_whole_table(context, con, "llm_serving_benchmarks", rows)
     by = rows.group_by("source", "engine").len().sort("source", "engine")
-    context.log.info(f"llm_serving_benchmarks: {inserted} rows (replaced {deleted})")
     return dg.MaterializeResult(
         metadata={
-            "rows": inserted,
-            # The table is replaced whole: what was written is all it holds.
-            ROW_COUNT: inserted,
+            **written,
             "gpus": rows["gpu_id"].n_unique(),
             "models": rows["model_id"].n_unique(),
             "by_source_engine": ", ".join(f"{s} {e}: {n}" for s, e, n in by.iter_rows()),
