@@ -39,6 +39,15 @@ WORKSTATION, SERVER, SYSTEM = "workstation", "server", "system"
 SERVER_PRICE_SOURCES = ("lambda-list-price",)
 
 
+def one_machine_expr(form_factor: pl.Expr, num_gpus: pl.Expr) -> pl.Expr:
+    """False for several machines sold whole (2x DGX Spark, 8x Mac Studio).
+
+    Such machines are costed (systems_frame: platform 'system' has one size), sized and
+    served only as one machine.
+    """
+    return (form_factor != SYSTEM_FORM_FACTOR).fill_null(True) | (num_gpus == 1)
+
+
 def platform_expr() -> pl.Expr:
     """'server' for modules, 'system' for whole machines, 'workstation' for PCIe cards."""
     return (

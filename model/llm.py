@@ -45,7 +45,7 @@ import math
 import numpy as np
 import polars as pl
 
-from model.cost import SYSTEM_FORM_FACTOR
+from model.cost import one_machine_expr
 from model.evidence import placing_rows
 from model.fit import t975
 from model.llm_constants import ARCHITECTURES, BITS_PER_WEIGHT
@@ -118,16 +118,12 @@ def memory_fit(
     # A whole machine's GPU holds only its share of unified memory (gpus.llm_memory_gb).
     memory = pl.col("llm_memory_gb") if "llm_memory_gb" in gpus.columns else pl.col("memory_gb")
     # A machine sold whole (DGX Spark, Mac Studio) is one machine: no multi-box rows.
-    whole = (
-        pl.col("form_factor") == SYSTEM_FORM_FACTOR
-        if "form_factor" in gpus.columns
-        else pl.lit(False)
-    )
+    form = pl.col("form_factor") if "form_factor" in gpus.columns else pl.lit(None, pl.Utf8)
     return (
-        gpus.select("gpu_id", memory_gb=pl.coalesce(memory, pl.col("memory_gb")), whole=whole)
+        gpus.select("gpu_id", memory_gb=pl.coalesce(memory, pl.col("memory_gb")), form_factor=form)
         .join(configs, how="cross")
-        .filter(~pl.col("whole") | (pl.col("num_gpus") == 1))
-        .drop("whole")
+        .filter(one_machine_expr(pl.col("form_factor"), pl.col("num_gpus")))
+        .drop("form_factor")
         .with_columns(
             context_tokens=pl.lit(context, dtype=pl.Int32),
             needed_gb=(

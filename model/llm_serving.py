@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import polars as pl
 
-from model.cost import SYSTEM_FORM_FACTOR
+from model.cost import one_machine_expr
 from model.llm_models import kv_cache_bytes_expr, params_read_expr
 from model.llm_parallel import allreduce_step_expr, interconnects
 
@@ -120,7 +120,7 @@ def systems(gpus: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
         .join(configs, how="cross")
         # A machine sold whole (DGX Spark, Mac Studio, Ryzen AI Max PC) serves as one
         # machine: no tensor parallelism across boxes over a network link.
-        .filter((pl.col("form_factor") != SYSTEM_FORM_FACTOR) | (pl.col("num_gpus") == 1))
+        .filter(one_machine_expr(pl.col("form_factor"), pl.col("num_gpus")))
         .drop("form_factor")
         .with_columns(**hardware_columns())
         .with_columns(
