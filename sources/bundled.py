@@ -62,6 +62,10 @@ CURATED_SOURCES = (
     # Greek retail asks (skroutz, bestprice, shopflix, e-shop, snif) as a public tracker recorded
     # them on one day, EUR incl. 24 % VAT: new-card street prices, one row per listing.
     "gpu-prices-gr",
+    # The same tracker's daily series: per model (GPU chip + memory), the lowest ask of the
+    # day across the five Greek shops, EUR incl. 24 % VAT; one figure per day, biased low
+    # against a typical ask (MANIFEST.md says which points are transcribed and why).
+    "gpu-prices-gr-daily-min",
     "keepa-amazon",
     "lambda-list-price",
     "newegg-siliconvalueindex",
@@ -71,6 +75,9 @@ CURATED_SOURCES = (
     # Street or used prices quoted, with a date, in articles and price trackers (one page per
     # row; a quoted range is two rows, its low and high end): labelled in each title.
     "quoted-street-price",
+    # The same kind of dated, quoted figure from a German page (EUR): its own source, so that
+    # each source keeps one country and currency (sources/price_origins.py).
+    "quoted-street-price-de",
     "tomshardware-ebay",
 )
 RETAIL_SOURCES = frozenset({*PAGE_SOURCES, *CURATED_SOURCES})

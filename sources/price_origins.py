@@ -52,11 +52,21 @@ ORIGINS: dict[str, Origin] = {
     "delta-list-price": Origin("DE", "EUR", "Delta Computer DE list price", "quote", False, True),
     # Greek shops' asks, EUR incl. 24 % VAT (the standard rate, Greek VAT code art. 21).
     "gpu-prices-gr": Origin("GR", "EUR", "Greek retail", "listing", True, vat_rate=0.24),
+    # The tracker's daily lowest ask of a model across the same shops: one figure a day (not
+    # separate listings), the cheapest offer, so below a typical ask.
+    "gpu-prices-gr-daily-min": Origin(
+        "GR", "EUR", "Greek retail, lowest ask of the day", "daily minimum", False, vat_rate=0.24
+    ),
     "keepa-amazon": Origin("US", "USD", "Amazon US via Keepa", "price point", False),
     "lambda-list-price": Origin("US", "USD", "Lambda US list price", "quote", False, True),
     "newegg-siliconvalueindex": Origin("US", "USD", "Newegg US", "listing", True),
     "published-list-price": Origin("US", "USD", "US list price", "quote", False, True),
     "quoted-street-price": Origin("US", "USD", "US price quoted by a dated page", "quote", False),
+    # A German page's quoted price (EUR). A German consumer price from a business seller
+    # includes 19 % VAT (the standard rate, UStG section 12); divided out like the Greek one.
+    "quoted-street-price-de": Origin(
+        "DE", "EUR", "DE price quoted by a dated page", "quote", False, vat_rate=0.19
+    ),
     "tomshardware-ebay": Origin("US", "USD", "eBay US (Tom's Hardware)", "monthly average", False),
 }
 
