@@ -557,7 +557,7 @@ def index_section(pairs: list[Pair], facts: Facts) -> list[Section]:
         if not members:
             continue
         rows = [
-            (Cell(f"{p.a} vs {p.b}", f"{p.name}.html"), Cell(verdict(p, facts))) for p in members
+            (Cell(f"{p.a} vs {p.b}", p.href), Cell(verdict(p, facts))) for p in members
         ]
         sections.append(
             Section(

@@ -191,7 +191,7 @@ def test_gpu_pages_and_compare_pages_link_each_other(built, catalog):
     assert 'href="../compare/rtx-4090-vs-rtx-5090.html"' in rtx
     index = (folder / "compare" / "index.html").read_text(encoding="utf-8")
     for pair in pairs:
-        assert f'href="{pair.name}.html"' in index
+        assert f'href="../{pair.href}"' in index
     for page in (folder / "compare").glob("*.html"):
         for href in re.findall(r'href="([^"#:]+)"', page.read_text(encoding="utf-8")):
             assert (page.parent / href).resolve().is_file(), (page.name, href)
