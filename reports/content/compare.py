@@ -556,9 +556,7 @@ def index_section(pairs: list[Pair], facts: Facts) -> list[Section]:
         members = [p for p in pairs if p.group == group]
         if not members:
             continue
-        rows = [
-            (Cell(f"{p.a} vs {p.b}", p.href), Cell(verdict(p, facts))) for p in members
-        ]
+        rows = [(Cell(f"{p.a} vs {p.b}", p.href), Cell(verdict(p, facts))) for p in members]
         sections.append(
             Section(
                 f"group-{group}",
