@@ -29,6 +29,7 @@ from model.verdicts import OPTION_TITLES
 from reports import content
 from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
+from reports.content.compare import gpu_compare_section, pairs_by_gpu, write_compare_pages
 from reports.content.evidence import evidence_section
 from reports.content.prices import evidence_label, priced_with_evidence, with_price_evidence
 from reports.content.renting import best_rent_offers, rank_text, with_offer_text
@@ -463,6 +464,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
     llm, serving = _by_gpu(ds.llm_throughput), ServingPages.of(ds)
     basis, support = _by_gpu(ds.data.basis), _by_gpu(ds.software_support)
     context = int(ds.data.parameters.get("llm_context_tokens", 8192))
+    compared = pairs_by_gpu(ds)
     empty = pl.DataFrame()
     no_llm = pl.DataFrame(schema=ds.llm_throughput.schema)
     pages = []
@@ -486,6 +488,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
                 [f"Verdicts naming it: {'; '.join(mentions)}."] if mentions else [],
                 _rank_tables(gpu_id, ranking),
             ),
+            gpu_compare_section(gpu_id, compared),
             evidence_section(basis.get(gpu_id, empty), support.get(gpu_id, empty)),
             content.performance_section(relative.get(gpu_id, empty)),
             Section(
@@ -696,6 +699,7 @@ def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> d
         inside(pages, "gpu", f"{page.gpu_id}.html").write_text(
             render_gpu_page(ds.version, page), encoding="utf-8"
         )
+    write_compare_pages(ds, pages, _page)
     (pages / "gpus.html").write_text(
         _page(
             "sections.html.j2",

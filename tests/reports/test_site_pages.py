@@ -397,12 +397,37 @@ def test_link_and_path_guards():
 
 @pytest.mark.parametrize(
     "name",
-    ["tables.html", "gpus.html", "llm.html", "methodology.html", "downloads.html", "../index.html"],
+    [
+        "tables.html",
+        "gpus.html",
+        "llm.html",
+        "methodology.html",
+        "downloads.html",
+        "../index.html",
+        "compare/index.html",
+        "compare/b200-vs-b300.html",
+    ],
 )
 def test_every_page_fits_a_phone(built, browser, name):
     page, seen = open_page(browser, built.site / "latest" / name, PHONE)
     assert horizontal_overflow(page) <= 0, name
     assert not seen["errors"] and all(u.startswith("file://") for u in seen["requests"])
+    page.close()
+
+
+@pytest.mark.parametrize("width", [DESKTOP, PHONE])
+def test_a_compare_page_reads_as_cards_on_a_phone(built, browser, width):
+    path = built.site / "latest" / "compare" / "rtx-3090-vs-rtx-4090.html"
+    page, seen = open_page(browser, path, width)
+    assert horizontal_overflow(page) <= 0 and not seen["errors"]
+    assert all(u.startswith("file://") for u in seen["requests"])
+    assert "Verdict:" in page.locator("#verdict").inner_text()
+    assert page.locator("table.cards").count() >= 5
+    display = page.evaluate("getComputedStyle(document.querySelector('table.cards tr')).display")
+    assert display == ("block" if width == PHONE else "table-row")
+    shots = built.root / ".build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"compare-{width}.png"), full_page=True)
     page.close()
 
 
