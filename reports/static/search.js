@@ -5,7 +5,9 @@
 (function () {
   "use strict";
   var box = document.getElementById("search");
-  if (!box || typeof window.PagefindUI !== "function" || !document.currentScript) {
+  // A page opened from a file (file://) cannot fetch the index: keep the link there too.
+  if (!box || typeof window.PagefindUI !== "function" || !document.currentScript ||
+      window.location.protocol === "file:") {
     return;
   }
   // This file sits in the version folder, so the bundle is at ./pagefind/ and every result
