@@ -31,6 +31,7 @@ from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
 from reports.content.compare import gpu_compare_section, pairs_by_gpu, write_compare_pages
 from reports.content.evidence import evidence_section
+from reports.content.gpu_index import write_gpu_index
 from reports.content.prices import evidence_label, priced_with_evidence, with_price_evidence
 from reports.content.renting import best_rent_offers, rank_text, with_offer_text
 from reports.content.serving import PAGE as LLM_PAGE
@@ -525,53 +526,6 @@ def render_gpu_page(version: str, page: GpuPage) -> str:
     return _page("gpu.html.j2", version=version, root="../", page=page)
 
 
-def _gpu_index_table(ds: Dataset) -> Table:
-    best = (
-        ds.data.perf.filter(
-            (pl.col("workload") == "training_16bit") & pl.col("market").is_in(["new", "used"])
-        )
-        .group_by("gpu_id")
-        .agg(pl.col("perf_per_dollar").max())
-    )
-    priced = ds.current_prices.filter(pl.col("market").is_in(["new", "used"]))
-    markets = priced.group_by("gpu_id").agg(pl.col("market").sort().str.join(", "))
-    training = ds.data.relative.filter(pl.col("workload") == "training_16bit").select(
-        "gpu_id", "value", "method"
-    )
-    frame = (
-        ds.data.gpus.select("gpu_id", "name", "vendor", "memory_gb")
-        .join(training, on="gpu_id", how="left")
-        .join(markets, on="gpu_id", how="left")
-        .join(best, on="gpu_id", how="left")
-        .sort("gpu_id")
-    )
-    rows = [
-        (
-            Cell(r["gpu_id"], content.gpu_href(r["gpu_id"])),
-            Cell(r["name"] or ""),
-            Cell(r["vendor"] or ""),
-            Cell("" if r["memory_gb"] is None else f"{r['memory_gb']:g}"),
-            Cell(number(r["value"], 2) + (" (est.)" if r["method"] == "estimated" else "")),
-            Cell(r["market"] or "unpriced"),
-            Cell(number(None if r["perf_per_dollar"] is None else r["perf_per_dollar"] * 1000)),
-        )
-        for r in frame.iter_rows(named=True)
-    ]
-    return Table(
-        (
-            "GPU",
-            "name",
-            "vendor",
-            "memory (GB)",
-            "16-bit training (rel.)",
-            "priced",
-            "best perf per $1,000 (16-bit training)",
-        ),
-        rows,
-        title=f"All {len(rows)} catalog GPUs",
-    )
-
-
 # --- downloads ----------------------------------------------------------------------------
 
 
@@ -700,28 +654,7 @@ def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> d
             render_gpu_page(ds.version, page), encoding="utf-8"
         )
     write_compare_pages(ds, pages, _page)
-    (pages / "gpus.html").write_text(
-        _page(
-            "sections.html.j2",
-            version=ds.version,
-            root="",
-            title=f"gpuvalue {ds.version}: GPUs",
-            sections=[
-                Section(
-                    "gpus",
-                    "GPUs",
-                    [
-                        "Every catalog GPU has a page: specs with their sources, relative "
-                        "performance with its method and interval, price history, the prices "
-                        "at the as-of date, cloud offers, the benchmark figures behind it and "
-                        "where it ranks."
-                    ],
-                    [_gpu_index_table(ds)],
-                )
-            ],
-        ),
-        encoding="utf-8",
-    )
+    write_gpu_index(ds, pages, _page)  # gpus.html and its sorted copies
     specs = sorted(p.name for p in chart_dir.glob("*.vl.json"))
     (pages / "downloads.html").write_text(
         _page(

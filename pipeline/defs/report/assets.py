@@ -19,6 +19,7 @@ from reports.dataset import prepare_dataset
 from reports.figures import render_site_charts
 from reports.methodology import load_methodology_data, render_methodology_markdown
 from reports.pages import add_version_files, render_report_markdown, write_version
+from reports.search import SearchIndexError, index_version
 from reports.site import render_index, render_version
 from warehouse.publish import publish
 from warehouse.release import SiteVersion
@@ -136,7 +137,8 @@ def report(
     deps=[report],
     description=(
         "The run's version of the static site (front page, report, methodology, GPU pages, "
-        "charts, downloads), rendered under the build folder; published_warehouse puts it on "
+        "charts, downloads, the Pagefind search index of its pages), rendered under the "
+        "build folder; published_warehouse puts it on "
         "the site as site/<run date>/ and site/latest/, together with the warehouse."
     ),
 )
@@ -157,10 +159,24 @@ def site(
         extra=partial(add_version_files, build),
     )
     context.log.info(f"site {run_date}: rendered in {folder}")
+    # The search index, once every page of the version is written and before anything is
+    # published; a failure raises here, so the version is not published without it.
+    try:
+        search = index_version(folder)
+    except SearchIndexError as error:
+        context.log.error(f"site {run_date}: not published, no search index: {error}")
+        raise
+    context.log.info(
+        f"search index {run_date}: {search.pages} pages, {search.words} words, "
+        f"{search.seconds:.1f} s"
+    )
     return dg.MaterializeResult(
         metadata={
             "run_date": str(run_date),
             "folder": str(folder),
+            "search_pages": search.pages,
+            "search_words": search.words,
+            "search_seconds": round(search.seconds, 2),
             "files": sum(1 for p in folder.rglob("*") if p.is_file()),
         }
     )
