@@ -35,31 +35,44 @@ class Origin:
     # quoted before sales tax): the USD conversion divides it out (sources/fx.add_usd), so
     # every price in the warehouse is comparable, before tax.
     vat_rate: float = 0.0
+    # A seller's asking price (a shop listing, an Amazon buy box, a tracker's lowest ask),
+    # not a completed sale or a quote: model/implausible_asks.py sets aside a new-market ask
+    # far above the same GPU's other figures from the same country (a placeholder price of
+    # an item out of stock).
+    ask: bool = False
 
 
 ORIGINS: dict[str, Origin] = {
     # Page sources replayed from the archive: the bundled pages are amazon.com search results
     # and an ebay.com item page (MANIFEST.md). A live night's observation carries its own
     # currency in price_observations; the country here is the marketplace the plan searches.
-    "amazon": Origin("US", "USD", "Amazon US", "listing", True),
-    "ebay": Origin("US", "USD", "eBay US", "listing", True),
+    "amazon": Origin("US", "USD", "Amazon US", "listing", True, ask=True),
+    "ebay": Origin("US", "USD", "eBay US", "listing", True, ask=True),
     # Curated history (sources/data/prices/history/<source>.csv).
-    "datacenter-street-price": Origin("US", "USD", "US data-center reseller", "listing", True),
+    "datacenter-street-price": Origin(
+        "US", "USD", "US data-center reseller", "listing", True, ask=True
+    ),
     "ebay-auction-median": Origin("US", "USD", "eBay US auctions", "daily estimate", False),
     "ebay-sold-dataset": Origin("US", "USD", "eBay US", "sale", True),
     "ebay-sold-history": Origin("US", "USD", "eBay US", "sale", True),
     "ebay-sold-uk": Origin("GB", "GBP", "eBay UK", "sale", True),
     "delta-list-price": Origin("DE", "EUR", "Delta Computer DE list price", "quote", False, True),
     # Greek shops' asks, EUR incl. 24 % VAT (the standard rate, Greek VAT code art. 21).
-    "gpu-prices-gr": Origin("GR", "EUR", "Greek retail", "listing", True, vat_rate=0.24),
+    "gpu-prices-gr": Origin("GR", "EUR", "Greek retail", "listing", True, vat_rate=0.24, ask=True),
     # The tracker's daily lowest ask of a model across the same shops: one figure a day (not
     # separate listings), the cheapest offer, so below a typical ask.
     "gpu-prices-gr-daily-min": Origin(
-        "GR", "EUR", "Greek retail, lowest ask of the day", "daily minimum", False, vat_rate=0.24
+        "GR",
+        "EUR",
+        "Greek retail, lowest ask of the day",
+        "daily minimum",
+        False,
+        vat_rate=0.24,
+        ask=True,
     ),
-    "keepa-amazon": Origin("US", "USD", "Amazon US via Keepa", "price point", False),
+    "keepa-amazon": Origin("US", "USD", "Amazon US via Keepa", "price point", False, ask=True),
     "lambda-list-price": Origin("US", "USD", "Lambda US list price", "quote", False, True),
-    "newegg-siliconvalueindex": Origin("US", "USD", "Newegg US", "listing", True),
+    "newegg-siliconvalueindex": Origin("US", "USD", "Newegg US", "listing", True, ask=True),
     "published-list-price": Origin("US", "USD", "US list price", "quote", False, True),
     "quoted-street-price": Origin("US", "USD", "US price quoted by a dated page", "quote", False),
     # A German page's quoted price (EUR). A German consumer price from a business seller
@@ -73,6 +86,8 @@ ORIGINS: dict[str, Origin] = {
 
 # The sources whose prices are list prices, not street observations.
 LIST_PRICE_SOURCES = tuple(sorted(name for name, o in ORIGINS.items() if o.list_price))
+# The sources whose prices are sellers' asks (Origin.ask).
+ASK_SOURCES = tuple(sorted(name for name, o in ORIGINS.items() if o.ask))
 
 
 def origin(source: str) -> Origin | None:

@@ -13,6 +13,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.implausible_asks import set_aside_implausible_asks
 from pipeline.defs.ingest.daily import refresh_daily_prices
 from pipeline.defs.metadata import KINDS, ROW_COUNT
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
@@ -48,7 +49,8 @@ def price_history(
     files = price_fact_files(prices_dir)
     mad_k = settings.parameters().price_mad_k
     code = code_files("sources/bundled.py", "sources/fx.py", "sources/tables.py",
-                      "model/prices.py")  # fmt: skip
+                      "model/prices.py", "model/implausible_asks.py",
+                      "sources/price_origins.py")  # fmt: skip
     stamp = fingerprint([*files, fx_path, *code], f"price_mad_k {mad_k}")
     with open_warehouse(warehouse) as con:
         if loaded_unchanged(con, "price_history", stamp):
@@ -66,6 +68,12 @@ def price_history(
             match_reason=pl.lit("curated: gpu_id assigned when transcribed"),
             drop_reason=pl.lit(None, dtype=pl.Utf8),
         )
+        # Placeholder asks stay in price_observations with drop_reason 'implausible_ask'
+        # (counted in price_drops, shown with the other left-out observations).
+        rows, set_aside = set_aside_implausible_asks(rows)
+        for row in set_aside.iter_rows(named=True):
+            context.log.info(f"price_history: set aside {row['source']} {row['gpu_id']} "
+                             f"{row['observed_at']}: {row['why']}")  # fmt: skip
         placeholders = ", ".join("?" for _ in CURATED_SOURCES)
         where = f"source IN ({placeholders})"
         before = con.sql(
@@ -105,6 +113,7 @@ def price_history(
             "first_day": str(days.min()),
             "last_day": str(days.max()),
             "daily_prices_refreshed": daily.height,
+            "implausible_asks_set_aside": set_aside.height,
             "by_source": ", ".join(f"{s}: {n} rows, {g} GPUs" for s, n, g in by_source.iter_rows()),
             "fingerprint": stamp,
         }
