@@ -247,19 +247,18 @@ def _observations(ds: Dataset, gpu_id: str, market: str) -> int | None:
 
 
 def _pick(row: dict) -> str:
-    """'**[rtx-4090](gpu/rtx-4090.html)**', or a tie: 'a tie of **A**, **B**'."""
-    names = (row["tie_gpu_ids"] or row["gpu_id"]).split(", ")
-    linked = [f"**[{g}](gpu/{g}.html)**" for g in names]
-    return linked[0] if len(linked) == 1 else "a tie of " + ", ".join(linked)
+    """'**[rtx-4090](gpu/rtx-4090.html)**': the pick, linked to its page."""
+    return f"**[{row['gpu_id']}](gpu/{row['gpu_id']}.html)**"
 
 
 def _odds(row: dict) -> str:
-    """Why, in short: best of n, how often in the bootstrap draws (and what a tie means)."""
+    """Why, in short: best of n in how many bootstrap draws, and the tie when there is one."""
     odds = f"best of {row['n_candidates']} in {percent(row['p_best'])} of the bootstrap draws"
     if row["tie_gpu_ids"]:
-        odds += f" (the data cannot separate it from the others; first: {row['gpu_id']})"
+        others = [g for g in row["tie_gpu_ids"].split(", ") if g != row["gpu_id"]]
+        odds += ", so a tie with " + " and ".join(f"[{g}](gpu/{g}.html)" for g in others)
     if row["basis"] == "validated_estimate" or row["method"] == "estimated":
-        odds += "; performance estimated"
+        odds += " (performance estimated)"
     return odds
 
 
@@ -283,12 +282,12 @@ def answer_sentence(ds: Dataset, row: dict | None, option: str) -> str:
         return (
             f"**{title}:** {_pick(row)} at {money(row['price_usd'])} ({how}, {seen}"
             f"{row['age_days']} days old): {value} relative performance per $1,000 of a "
-            f"1-GPU system over {years:g} years, {_odds(row)}."
+            f"whole 1-GPU system over {years:g} years; {_odds(row)}."
         )
     return (
         f"**{title}:** {_pick(row)} at {row['provider']}, ${row['usd_per_gpu_hour']:.2f} per "
         f"GPU-hour ({row.get('pricing') or 'list'} price, offer {row['age_days']} days old): "
-        f"{value} {ds.data.reference_gpu}-hours of work per dollar, {_odds(row)}."
+        f"{value} hours of {ds.data.reference_gpu} work per dollar; {_odds(row)}."
     )
 
 

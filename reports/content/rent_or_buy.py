@@ -78,7 +78,14 @@ def break_even_table(per_gpu: pl.DataFrame) -> Table:
     rows = per_gpu.filter(pl.col("price_type") == PRICE_TYPE)
     labels = class_labels()
     body = []
-    for gpu in rows.select("gpu_class", "gpu_id").unique().sort("gpu_class", "gpu_id").rows():
+    order = {c[0]: i for i, c in enumerate(GPU_CLASSES)}
+    gpus = (
+        rows.select("gpu_class", "gpu_id")
+        .unique()
+        .with_columns(_c=pl.col("gpu_class").replace_strict(order, default=len(order)))
+        .sort("_c", "gpu_id")
+    )
+    for gpu in gpus.select("gpu_class", "gpu_id").rows():
         found = {
             r["market"]: r for r in rows.filter(pl.col("gpu_id") == gpu[1]).iter_rows(named=True)
         }
@@ -88,8 +95,8 @@ def break_even_table(per_gpu: pl.DataFrame) -> Table:
             r = found.get(market)
             lines = (
                 (
-                    f"{money(r['price_usd'])} card; owning {money(r['own_fixed_usd'])} "
-                    f"net of host and resale + ${r['electricity_usd_per_hour']:.3f}/h power",
+                    f"{money(r['price_usd'])} card; own: {money(r['own_fixed_usd'])} "
+                    f"(card + host − resale) + ${r['electricity_usd_per_hour']:.3f}/h power",
                 )
                 if r
                 else ("no price",)
@@ -138,7 +145,7 @@ def rent_or_buy_section(
         after=[
             "Spot offers and the inference workloads are in the `rent_or_buy` download; "
             "break-evens at every fresh offer in `rent_or_buy_gpus`. Renting for a year at a "
-            "time (reserved) is billed for every hour and is compared in *Renting versus "
-            "buying* on the tables page.",
+            "time (reserved) is billed for every hour and is compared in "
+            "[Renting versus buying](tables.html#renting) on the tables page.",
         ],
     )

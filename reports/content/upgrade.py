@@ -50,21 +50,13 @@ def pick_cell(row: dict, value: dict | None) -> Cell:
     )
     lines = [
         price_text(row),
-        f"rel. perf {perf}{estimated}; fastest that fits in {percent(row['p_best'])} of draws",
-        f"{row['memory_gb']:g} GB, {row['tdp_w']:.0f} W; PSU ≥ {row['psu_w']} W",
+        f"rel. perf {perf}{estimated}; the fastest in {percent(row['p_best'])} of draws",
+        f"{row['memory_gb']:g} GB, {row['tdp_w']:.0f} W → PSU ≥ {row['psu_w']} W",
     ]
     if value is not None and value["gpu_id"] is not None:
-        per_k = interval(
-            value["perf_per_dollar"],
-            value["perf_per_dollar_low"],
-            value["perf_per_dollar_high"],
-            1000.0,
-        )
-        name = _tie_label(value)
-        same = " (the same card)" if value["gpu_id"] == row["gpu_id"] else ""
-        lines.append(f"best value within: {name}{same}, {per_k} per $1,000 of card")
-    if row.get("caveat"):
-        lines.append(f"rests on: {row['caveat']}")
+        per_k = f"{value['perf_per_dollar'] * 1000:.3g}"
+        same = " (this card)" if value["gpu_id"] == row["gpu_id"] else ""
+        lines.append(f"best value: {_tie_label(value)}{same}, {per_k} per $1,000 of card")
     return Cell(_tie_label(row), gpu_href(row["gpu_id"]), tuple(lines), strong=True)
 
 
