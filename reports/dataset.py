@@ -8,7 +8,7 @@ HTML pages, the charts and `make run`'s summary are all rendered from this one o
 
 import dataclasses
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -45,6 +45,11 @@ class Dataset:
     software_support: pl.DataFrame
     changes: Changes | None
     previous: str | None
+    # The buyer's questions (issue 25, migration 029): a card for a PC one owns, and rent
+    # or buy per utilisation (model/upgrade.py, model/rent_or_buy.py).
+    upgrade: pl.DataFrame = field(default_factory=pl.DataFrame)
+    rent_or_buy: pl.DataFrame = field(default_factory=pl.DataFrame)
+    rent_or_buy_gpus: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     @property
     def run_date(self) -> dt.date:
@@ -113,6 +118,9 @@ def prepare_dataset(
         software_support=for_run("gpu_software_support", "gpu_id, stack"),
         changes=None,
         previous=None,
+        upgrade=read_for_run(con, "upgrade_picks", run_date),
+        rent_or_buy=read_for_run(con, "rent_or_buy", run_date),
+        rent_or_buy_gpus=read_for_run(con, "rent_or_buy_gpus", run_date),
     )
     before = previous_version(site_dir, dataset.version)
     if before is None:

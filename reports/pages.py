@@ -139,14 +139,7 @@ def render_front_page(ds: Dataset) -> str:
         short=content.short_answer(ds),
         **content.dates(ds),
         lead=lead,
-        sections=[
-            content.verdict_section(ds),
-            content.changes_section(ds),
-            content.charts_section(),
-            content.llm_section(ds),
-            content.headline_section(ds),
-            content.freshness_section(ds),
-        ],
+        **content.front_page(ds),
         previous=ds.previous,
     )
 

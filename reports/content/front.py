@@ -1,18 +1,36 @@
 """The front page's own sections (best per dollar, freshness, charts) and the report's order.
 
-The Markdown report is the front page's sections followed by the "all tables" page's.
+The front page answers first (issue 25, item 1): under the title the as-of date and the
+inputs' ages (asof.py), then three plain sentences — best to buy new, best to buy used,
+best to rent, for the main workload — then a table of contents linking every section of
+the page and the LLM serving page. The Markdown report is the front page's sections
+followed by the "all tables" page's.
 """
+
+import re
 
 import polars as pl
 
+from model.verdicts import HEADLINE_KIND
 from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content.asof import as_of, first_screen
-from reports.content.blocks import Section, Table, frame_table, interval, money_expr
+from reports.content.blocks import (
+    Section,
+    Table,
+    frame_table,
+    interval,
+    money,
+    money_expr,
+    percent,
+)
 from reports.content.changes import changes_section
 from reports.content.llm import llm_section
 from reports.content.prices import priced_with_evidence, with_price_evidence
+from reports.content.rent_or_buy import rent_or_buy_section
 from reports.content.renting import stale_note, with_offer_text
+from reports.content.serving import model_anchor, serving_models
 from reports.content.tables import detail_sections
+from reports.content.upgrade import upgrade_section
 from reports.content.verdicts import verdict_section
 from reports.dataset import Dataset
 from reports.report import HEADLINE_WAYS, REPORT_VERSION, headline, set_aside
@@ -203,6 +221,7 @@ def report_sections(ds: Dataset) -> list[Section]:
     charts = charts_section()
     return [
         verdict_section(ds),
+        *buyer_sections(ds),
         changes_section(ds),
         headline_section(ds),
         llm_section(ds),
@@ -210,3 +229,129 @@ def report_sections(ds: Dataset) -> list[Section]:
         freshness_section(ds),
         *detail_sections(ds),
     ]
+
+
+# --- the answer first (issue 25, item 1) ---------------------------------------------------
+
+MAIN_WORKLOAD = "training_16bit"
+ANSWER_OPTIONS = {
+    "buy_new": "Best to buy new",
+    "buy_used": "Best to buy used",
+    "rent_on_demand": "Best to rent",
+}
+
+
+def _observations(ds: Dataset, gpu_id: str, market: str) -> int | None:
+    rows = ds.current_prices.filter((pl.col("gpu_id") == gpu_id) & (pl.col("market") == market))
+    return rows["n_observations"][0] if rows.height and "n_observations" in rows else None
+
+
+def _pick(row: dict) -> str:
+    """'**[rtx-4090](gpu/rtx-4090.html)**': the pick, linked to its page."""
+    return f"**[{row['gpu_id']}](gpu/{row['gpu_id']}.html)**"
+
+
+def _odds(row: dict) -> str:
+    """Why, in short: best of n in how many bootstrap draws, and the tie when there is one."""
+    odds = f"best of {row['n_candidates']} in {percent(row['p_best'])} of the bootstrap draws"
+    if row["tie_gpu_ids"]:
+        others = [g for g in row["tie_gpu_ids"].split(", ") if g != row["gpu_id"]]
+        odds += ", so a tie with " + " and ".join(f"[{g}](gpu/{g}.html)" for g in others)
+    if row["basis"] == "validated_estimate" or row["method"] == "estimated":
+        odds += " (performance estimated)"
+    return odds
+
+
+def answer_sentence(ds: Dataset, row: dict | None, option: str) -> str:
+    """One plain sentence: the pick, its price (observations, age) and why (value, P(best))."""
+    title = ANSWER_OPTIONS[option]
+    if row is None or row["gpu_id"] is None:
+        why = row["why"] if row is not None else "no verdict in this version"
+        return f"**{title}:** none ({why})."
+    value = interval(
+        row["perf_per_dollar"], row["perf_per_dollar_low"], row["perf_per_dollar_high"]
+    )
+    if option.startswith("buy"):
+        n = _observations(ds, row["gpu_id"], row["market"])
+        seen = f"{n} observation{'' if n == 1 else 's'}, " if n else ""
+        how = "nowcast from a price" if row["price_method"] == "nowcast" else "observed"
+        value = interval(
+            row["perf_per_dollar"], row["perf_per_dollar_low"], row["perf_per_dollar_high"], 1000.0
+        )
+        years = ds.data.parameters["years"]
+        return (
+            f"**{title}:** {_pick(row)} at {money(row['price_usd'])} ({how}, {seen}"
+            f"{row['age_days']} days old): {value} relative performance per $1,000 of a "
+            f"whole 1-GPU system over {years:g} years; {_odds(row)}."
+        )
+    return (
+        f"**{title}:** {_pick(row)} at {row['provider']}, ${row['usd_per_gpu_hour']:.2f} per "
+        f"GPU-hour ({row.get('pricing') or 'list'} price, offer {row['age_days']} days old): "
+        f"{value} hours of {ds.data.reference_gpu} work per dollar; {_odds(row)}."
+    )
+
+
+def answer_sentences(ds: Dataset) -> list[str]:
+    """The three sentences under the title, for the main workload (headline verdicts)."""
+    heads = ds.verdicts.filter(
+        (pl.col("kind") == HEADLINE_KIND) & (pl.col("workload") == MAIN_WORKLOAD)
+    )
+    rows = {r["option"]: r for r in heads.iter_rows(named=True)}
+    return [answer_sentence(ds, rows.get(o), o) for o in ANSWER_OPTIONS]
+
+
+def seventy_b_model(ds: Dataset) -> str | None:
+    """The 70B model llm.html shows (the newest id sorts last), or None."""
+    found = [m for m in serving_models(ds) if re.search(r"(?i)\b70b\b", m)]
+    return sorted(found)[-1] if found else None
+
+
+def buyer_sections(ds: Dataset) -> list[Section]:
+    """The `upgrade` and `rent-or-buy` sections (issue 25, items 2 and 3)."""
+    return [
+        upgrade_section(ds.upgrade),
+        rent_or_buy_section(
+            ds.rent_or_buy, ds.rent_or_buy_gpus, ds.data.parameters, ds.data.reference_gpu
+        ),
+    ]
+
+
+def front_sections(ds: Dataset) -> list[Section]:
+    """The front page's sections below the answer, in reading order."""
+    return [
+        verdict_section(ds),
+        *buyer_sections(ds),
+        changes_section(ds),
+        llm_section(ds),
+        charts_section(),
+        headline_section(ds),
+        freshness_section(ds),
+    ]
+
+
+def contents(ds: Dataset, sections: list[Section]) -> list[tuple[str, str]]:
+    """The table of contents: (label, href) of every section, the LLM page's 70B model first.
+
+    Each buyer's question gets a plain label; the other sections keep their titles.
+    """
+    questions = {
+        "verdict": "What to get by budget and memory (whole system)",
+        "upgrade": "I already have a PC: best card for $300-$3,000",
+        "rent-or-buy": "Rent or buy at 5-100 % use",
+        "llm": "Run an LLM on your own GPU",
+    }
+    links = [(questions.get(s.id, s.title), f"#{s.id}") for s in sections]
+    model = seventy_b_model(ds)
+    serving = ("Run a 70B LLM: GPUs and cost per token", f"llm.html#{model_anchor(model)}")
+    links.insert(3, serving if model else ("Serve an LLM to N users", "llm.html#serving"))
+    return [("The answer and the lead chart", "#answer"), *links, ("More pages", "#more")]
+
+
+def front_page(ds: Dataset) -> dict:
+    """The front page's answer sentences, sections and table of contents (front.html.j2)."""
+    sections = front_sections(ds)
+    return {
+        "sentences": answer_sentences(ds),
+        "sections": sections,
+        "contents": contents(ds, sections),
+    }
