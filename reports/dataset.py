@@ -45,6 +45,7 @@ class Dataset:
     software_support: pl.DataFrame
     changes: Changes | None
     previous: str | None
+    site_dir: Path | None = None  # the published site compared with (feeds read its versions)
 
     @property
     def run_date(self) -> dt.date:
@@ -113,6 +114,7 @@ def prepare_dataset(
         software_support=for_run("gpu_software_support", "gpu_id, stack"),
         changes=None,
         previous=None,
+        site_dir=None if site_dir is None else Path(site_dir),
     )
     before = previous_version(site_dir, dataset.version)
     if before is None:
