@@ -65,18 +65,10 @@ def table_schema_type(duckdb_type: str, nested_as: str) -> str:
     return _TYPES[base]
 
 
-def columns(parquet: Path) -> list[tuple[str, str]]:
+def columns(con: duckdb.DuckDBPyConnection, parquet: Path) -> list[tuple[str, str]]:
     """(name, DuckDB type) of each column of a Parquet file, in order."""
-    con = duckdb.connect()
-    try:
-        return [
-            (r[0], r[1])
-            for r in con.sql(
-                "DESCRIBE SELECT * FROM read_parquet(?)", params=[str(parquet)]
-            ).fetchall()
-        ]
-    finally:
-        con.close()
+    described = con.sql("DESCRIBE SELECT * FROM read_parquet(?)", params=[str(parquet)])
+    return [(r[0], r[1]) for r in described.fetchall()]
 
 
 def _file_facts(path: Path) -> dict[str, object]:
@@ -101,9 +93,11 @@ def _description(d: Download) -> str:
     return text
 
 
-def resources(d: Download, data_dir: Path) -> list[dict[str, object]]:
-    """The CSV and Parquet resources of one download."""
-    cols = columns(data_dir / d.parquet)
+def resources(
+    con: duckdb.DuckDBPyConnection, d: Download, data_dir: Path
+) -> list[dict[str, object]]:
+    """The CSV and Parquet resources of one download (`con`: any DuckDB connection)."""
+    cols = columns(con, data_dir / d.parquet)
     common = {
         "profile": "tabular-data-resource",
         "description": _description(d),
@@ -138,6 +132,11 @@ def resources(d: Download, data_dir: Path) -> list[dict[str, object]]:
 
 def data_package(ds: Dataset, downloads: list[Download], data_dir: Path) -> dict[str, object]:
     """The package descriptor of a version's downloads."""
+    con = duckdb.connect()  # in memory: it only describes the written files
+    try:
+        listed = [r for d in downloads for r in resources(con, d, data_dir)]
+    finally:
+        con.close()
     return {
         "profile": "tabular-data-package",
         "name": f"gpuvalue-{ds.version}",
@@ -155,7 +154,7 @@ def data_package(ds: Dataset, downloads: list[Download], data_dir: Path) -> dict
             {"title": s.name, "description": f"{s.origin}; licence: {s.licence}"}
             for s in DATA_SOURCES
         ],
-        "resources": [r for d in downloads for r in resources(d, data_dir)],
+        "resources": listed,
     }
 
 

@@ -30,6 +30,7 @@ from reports.charts import FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
 from reports.content.evidence import evidence_section
 from reports.content.licences import DATA_SOURCES
+from reports.content.mlcommons import benchmark_attribution
 from reports.content.prices import evidence_label, priced_with_evidence, with_price_evidence
 from reports.content.renting import best_rent_offers, rank_text, with_offer_text
 from reports.content.serving import PAGE as LLM_PAGE
@@ -511,6 +512,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
                 "benchmarks",
                 "Benchmarks",
                 tables=[_benchmark_table(benchmarks.get(gpu_id, empty))],
+                after=benchmark_attribution(benchmarks.get(gpu_id, empty)),
             ),
         ]
         pages.append(GpuPage(gpu_id, gpu.get("name") or gpu_id, facts, gpu_id in charted, sections))
