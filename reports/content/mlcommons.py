@@ -72,14 +72,14 @@ _TRAINING = re.compile(r"training_results_v(\d+\.\d+)", re.IGNORECASE)
 # mlcommons/training_results_vX.Y <submitter>/results/<system>/<benchmark>: the closed
 # division (the bundled table keeps closed-division results only: docs/data.md).
 _TRAINING_PATH = re.compile(
-    r"training_results_v[\d.]+ (?P<submitter>[^/\s]+)/results/(?P<system>[^/\s]+)/"
+    r"training_results_v[\d.]+ (?P<submitter>[^/\s]+)/results/(?P<system>[^/]+)/"
     r"(?P<benchmark>[^/@\s]+)",
     re.IGNORECASE,
 )
 _RESULT_ID = re.compile(r"\b(\d+\.\d+-\d{3,5})\b")
 # mlcommons/inference_results_vX.Y <division>/<submitter>/results/<system>/<benchmark>/<scenario>
 _PATH = re.compile(
-    r"(?P<division>closed|open)/(?P<submitter>[^/\s]+)/results/(?P<system>[^/\s]+)/"
+    r"(?P<division>closed|open)/(?P<submitter>[^/\s]+)/results/(?P<system>[^/]+)/"
     r"(?P<benchmark>[^/\s]+)/(?P<scenario>[^/@\s]+)",
     re.IGNORECASE,
 )
