@@ -50,6 +50,7 @@ class Dataset:
     upgrade: pl.DataFrame = field(default_factory=pl.DataFrame)
     rent_or_buy: pl.DataFrame = field(default_factory=pl.DataFrame)
     rent_or_buy_gpus: pl.DataFrame = field(default_factory=pl.DataFrame)
+    site_dir: Path | None = None  # the published site compared with (feeds read its versions)
 
     @property
     def run_date(self) -> dt.date:
@@ -121,6 +122,7 @@ def prepare_dataset(
         upgrade=read_for_run(con, "upgrade_picks", run_date),
         rent_or_buy=read_for_run(con, "rent_or_buy", run_date),
         rent_or_buy_gpus=read_for_run(con, "rent_or_buy_gpus", run_date),
+        site_dir=None if site_dir is None else Path(site_dir),
     )
     before = previous_version(site_dir, dataset.version)
     if before is None:

@@ -21,6 +21,13 @@ from model.llm import decode_roofline, leave_one_gpu_out
 from model.nowcast import AFTER_MINING_BAND, HORIZON_BANDS, NOWCAST_CHECK
 from model.nowcast_backtest import HOLDOUT_CHECK
 from reports.content.independent import INDEPENDENT_NOTE, independent_table
+from reports.content.mlcommons import (
+    BENCHMARK_NOTICE,
+    NOTICE,
+    SERVING_RETRIEVED,
+    benchmarks_retrieved,
+    rounds_table,
+)
 from reports.content.nowcast_holdout import HOLDOUT_COLUMNS, HOLDOUT_NOTE, holdout_table
 from reports.content.serving_validation import (
     ENGINE_COLUMNS,
@@ -59,6 +66,9 @@ class MethodologyData:
     from_docs: str = ""
     # llm_serving_validation for the run (the serving model's held-out error per engine).
     serving_validation: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # The MLPerf® results the run used (debiased benchmark rows, serving measurements), for
+    # the attribution MLCommons requires (reports/content/mlcommons.py).
+    mlperf: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def docs_sections(doc: Path, headings: tuple[str, ...] = SITE_SECTIONS) -> str:
@@ -115,7 +125,48 @@ def load_methodology_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> 
         independent=for_run("independent_checks", "workload, gpu_a, gpu_b, source, benchmark"),
         from_docs=docs_sections(DOCS),
         serving_validation=for_run("llm_serving_validation", "engine, gpu_id NULLS FIRST"),
+        mlperf=con.sql(
+            "SELECT DISTINCT source, citation, gpu_id, model, NULL AS scenario FROM"
+            " benchmark_debiased WHERE run_date = ? AND source = 'mlperf' UNION ALL"
+            " SELECT DISTINCT source, citation, gpu_id, model_id, scenario FROM"
+            " llm_serving_benchmarks WHERE source = 'mlperf' ORDER BY ALL",
+            params=[run_date],
+        ).pl(),
     )
+
+
+def mlperf_markdown(data: MethodologyData) -> list[str]:
+    """The MLPerf® attribution: what derives from which rounds, unverified, the trademark."""
+    if data.mlperf.is_empty():
+        return []
+    table = rounds_table(data.mlperf)
+    return [
+        "",
+        "## MLPerf® results used",
+        "",
+        BENCHMARK_NOTICE,
+        "",
+        NOTICE,
+        "",
+        "The rounds, divisions, benchmarks and scenarios of the MLPerf® results this run's "
+        f"figures derive from, retrieved on {benchmarks_retrieved()} (Training, Inference "
+        f"benchmark tables) and {SERVING_RETRIEVED} (serving measurements). Each result's "
+        "own line (system, GPUs, result ID, commit) is under the benchmark and serving "
+        "tables of the GPU page it measured, and on llm.html.",
+        "",
+        markdown_table(
+            table,
+            {
+                "suite": "suite",
+                "version": "version",
+                "division": "division",
+                "benchmarks": "benchmarks",
+                "scenarios": "scenarios",
+                "results": "results",
+                "retrieved_from": "retrieved from",
+            },
+        ),
+    ]
 
 
 def llm_decode_table(benchmarks: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
@@ -569,6 +620,7 @@ def render_methodology_markdown(data: MethodologyData) -> str:
                 data.benchmark_flags, {"source": "source", "flag": "flag", "rows": "rows"}
             ),
         ]
+    out += mlperf_markdown(data)
     out += [
         "",
         "## Parameters of this run",

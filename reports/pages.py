@@ -14,7 +14,6 @@ names built from data are slugs checked to stay inside the output folder.
 """
 
 import datetime as dt
-import gzip
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,16 +31,18 @@ from reports.content import Cell, Section, Table, frame_table, interval, money, 
 from reports.content.compare import gpu_compare_section, pairs_by_gpu, write_compare_pages
 from reports.content.evidence import evidence_section
 from reports.content.gpu_index import write_gpu_index
+from reports.content.licences import DATA_SOURCES
+from reports.content.mlcommons import benchmark_attribution
 from reports.content.prices import evidence_label, priced_with_evidence, with_price_evidence
 from reports.content.renting import best_rent_offers, rank_text, with_offer_text
 from reports.content.serving import PAGE as LLM_PAGE
 from reports.content.serving import serving_page_sections
 from reports.content.serving_gpu import ServingPages
 from reports.dataset import Dataset
+from reports.downloads import DOWNLOAD_DAYS, export_tables
+from reports.machine import write_machine_files
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
-from warehouse.db import INTERNAL_TABLES, partition_column, table_columns
-from warehouse.reads import read_monthly_prices, read_price_observations
 
 _INLINE = MarkdownIt("commonmark", {"html": False})
 
@@ -508,6 +509,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
                 "benchmarks",
                 "Benchmarks",
                 tables=[_benchmark_table(benchmarks.get(gpu_id, empty))],
+                after=benchmark_attribution(benchmarks.get(gpu_id, empty)),
             ),
         ]
         pages.append(GpuPage(gpu_id, gpu.get("name") or gpu_id, facts, gpu_id in charted, sections))
@@ -517,102 +519,6 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
 def render_gpu_page(version: str, page: GpuPage) -> str:
     """gpu/<gpu_id>.html."""
     return _page("gpu.html.j2", version=version, root="../", page=page)
-
-
-# --- downloads ----------------------------------------------------------------------------
-
-
-CSV_GZIP_BYTES = 4_000_000
-
-
-@dataclass(frozen=True)
-class Download:
-    """One table offered for download."""
-
-    name: str
-    rows: int
-    scope: str
-    csv: str
-
-
-# Dated input tables (prices, offers, pages) grow every night; a version keeps their recent
-# rows only, so a night's downloads cost O(one night), not O(history). The whole history is
-# in the published warehouse (Parquet by month; README "Query the warehouse").
-DOWNLOAD_DAYS = 31
-
-
-def export_tables(
-    con: duckdb.DuckDBPyConnection,
-    run_date: dt.date,
-    out_dir: Path,
-    extra: dict[str, pl.DataFrame],
-) -> list[Download]:
-    """The warehouse's tables as `<name>.csv` and `<name>.parquet` (read-only queries).
-
-    What a version holds of each table, bounded whatever the history's length:
-    - model tables (keyed by `run_date`): this run's rows;
-    - `price_observations`: the listings behind the run's observed prices (what the price
-      bootstrap reads);
-    - other dated tables (by `day` or `observed_at`): the last DOWNLOAD_DAYS days up to the
-      run date;
-    - undated tables (catalog, benchmarks, specs): whole;
-    - `gpu_prices_monthly` (derived): each GPU's median daily price per month, the whole
-      history in O(GPUs x months) rows.
-    `extra` adds derived tables (the verdicts, input freshness). Pipeline bookkeeping that
-    is never published (`INTERNAL_TABLES`) is not offered either.
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tables = con.sql(
-        "SELECT table_name FROM information_schema.tables "
-        "WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name"
-    ).fetchall()
-    since = run_date - dt.timedelta(days=DOWNLOAD_DAYS - 1)
-    out = []
-    for (table,) in tables:
-        if table in INTERNAL_TABLES:
-            continue
-        name = slug(table)
-        column = partition_column(table, table_columns(con, table))
-        if column == "run_date":
-            frame = con.sql(f'SELECT * FROM "{name}" WHERE run_date = ?', params=[run_date]).pl()
-            scope = "this run"
-        elif table == "price_observations":
-            frame = read_price_observations(con, run_date)
-            scope = "the listings behind the run's observed prices"
-        elif column is not None:
-            frame = con.sql(
-                f'SELECT * FROM "{name}" WHERE CAST("{column}" AS DATE) BETWEEN ? AND ?',
-                params=[since, run_date],
-            ).pl()
-            scope = f"last {DOWNLOAD_DAYS} days ({since} to {run_date})"
-        else:
-            frame = con.sql(f'SELECT * FROM "{name}"').pl()
-            scope = "whole table"
-        csv = _write_frame(frame, out_dir, name)
-        out.append(Download(name, frame.height, scope, csv))
-    derived = {"gpu_prices_monthly": read_monthly_prices(con, run_date), **extra}
-    for name, frame in sorted(derived.items()):
-        csv = _write_frame(frame, out_dir, slug(name))
-        out.append(Download(name, frame.height, "derived for this version", csv))
-    return sorted(out, key=lambda d: d.name)
-
-
-def _write_frame(frame: pl.DataFrame, out_dir: Path, name: str) -> str:
-    """Write `<name>.parquet` and `<name>.csv` (gzipped when large); return the CSV's name.
-
-    A version is kept for good, so a CSV over CSV_GZIP_BYTES (the price observations'
-    titles and URLs) is stored gzipped: DuckDB, Polars and pandas read `.csv.gz` as is.
-    """
-    frame.write_parquet(inside(out_dir, f"{name}.parquet"))
-    # CSV has no nested types: lists and structs are written as text.
-    nested = [c for c, t in frame.schema.items() if isinstance(t, pl.List | pl.Struct)]
-    flat = frame.with_columns(pl.col(c).map_elements(str, return_dtype=pl.Utf8) for c in nested)
-    text = flat.write_csv().encode("utf-8")
-    if len(text) <= CSV_GZIP_BYTES:
-        inside(out_dir, f"{name}.csv").write_bytes(text)
-        return f"{name}.csv"
-    inside(out_dir, f"{name}.csv.gz").write_bytes(gzip.compress(text, mtime=0))
-    return f"{name}.csv.gz"
 
 
 # --- writing a version --------------------------------------------------------------------
@@ -658,9 +564,11 @@ def write_version(ds: Dataset, con: duckdb.DuckDBPyConnection, build: Path) -> d
             download_days=DOWNLOAD_DAYS,
             specs=specs,
             gpu_specs=len(charted),
+            sources=DATA_SOURCES,
         ),
         encoding="utf-8",
     )
+    write_machine_files(ds, build, downloads, charted)
     return {"gpu_pages": len(gpu_list), "tables": len(downloads), "gpu_charts": len(charted)}
 
 

@@ -258,9 +258,9 @@ def test_llm_page_answers_per_model_target_and_basis(ds):
     assert "Result not verified by MLCommons Association." in text
     assert "registered and unregistered trademarks of MLCommons Association" in text
     assert (
-        "MLPerf® Inference v5.1 Closed, llama2-70b-99, Offline, NVIDIA "
-        "NVIDIA_H100-SXM-80GB_x8_TRT, 8 GPU(s) (h100-sxm5-80gb); entry ID not stated in the "
-        "cited file; as of 2025-09-09, retrieved from "
+        "MLPerf® Inference v5.1, Closed division, benchmark llama2-70b-99, scenario Offline, "
+        "NVIDIA NVIDIA_H100-SXM-80GB_x8_TRT, 8 GPU(s) (h100-sxm5-80gb); result ID not stated "
+        "in the cited file; published 2025-09-09; retrieved 2026-11-26 from "
         "https://github.com/mlcommons/inference_results_v5.1 (commit 1a2b3c4d)." in text
     )
     assert "vllm-sweep" not in text and "example/vllm-sweeps" not in text
@@ -269,7 +269,7 @@ def test_llm_page_answers_per_model_target_and_basis(ds):
 
 def test_result_line_keeps_a_stated_result_id():
     row = {**BENCHMARKS[0], "citation": MLPERF_CITATION.replace("@", " entry 5.1-0042@")}
-    assert "entry 5.1-0042;" in result_line(row)
+    assert "result ID 5.1-0042;" in result_line(row)
 
 
 def test_gpu_page_shows_its_serving_curve_with_energy_and_basis(ds):

@@ -19,8 +19,8 @@ from model.verdicts import BUDGETS_USD, rental_hours, verdicts
 from pipeline.defs.model.inputs import bootstrap
 from reports.content import Cell, verdict_cell
 from reports.dataset import prepare_dataset
+from reports.downloads import DOWNLOAD_DAYS
 from reports.pages import (
-    DOWNLOAD_DAYS,
     cell_html,
     gpu_pages,
     render_front_page,
@@ -326,18 +326,17 @@ def test_every_published_table_downloads_as_csv_and_parquet(built, browser, con,
     assert duckdb.sql(f"SELECT count(*) FROM read_csv('{csv}')").fetchall() == behind
     assert 0 < behind[0][0] < con.sql("SELECT count(*) FROM price_observations").fetchall()[0][0]
     since = run_date - dt.timedelta(days=DOWNLOAD_DAYS - 1)
-    for table, column in (("gpu_prices_daily", "day"), ("cloud_offers", "observed_at")):
-        got = duckdb.sql(
-            f"SELECT count(*), min(CAST({column} AS DATE)) FROM '{data / table}.parquet'"
-        ).fetchall()[0]
-        assert (
-            got[0]
-            == con.sql(
-                f"SELECT count(*) FROM {table} WHERE CAST({column} AS DATE) BETWEEN ? AND ?",
-                params=[since, run_date],
-            ).fetchall()[0][0]
-        )
-        assert got[0] == 0 or got[1] >= since, table
+    for table, column in (("gpu_prices_daily", "day"), ("price_drops", "day")):
+        # The last DOWNLOAD_DAYS days, plus the rows behind the run's prices (older).
+        got = duckdb.sql(f"SELECT count(*) FROM '{data / table}.parquet'").fetchall()[0][0]
+        recent = con.sql(
+            f"SELECT count(*) FROM {table} WHERE CAST({column} AS DATE) BETWEEN ? AND ?",
+            params=[since, run_date],
+        ).fetchall()[0][0]
+        assert recent <= got < con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    # Cloud offers: every offer the model read (tests/reports/test_machine_access.py).
+    offers = duckdb.sql(f"SELECT count(*) FROM '{data / 'cloud_offers.parquet'}'").fetchall()
+    assert offers == [(read_latest_offers(con, run_date).height,)]
     monthly = duckdb.sql(
         f"SELECT count(*), min(month) FROM '{data / 'gpu_prices_monthly.parquet'}'"
     ).fetchall()[0]
