@@ -18,7 +18,9 @@ from model.verdicts import in_order
 from reports.changes import Changes, Snapshot, compare, previous_version, read_snapshot
 from reports.report import ReportData, load_report_data
 from reports.serving_schema import read_serving_table
+from reports.site import version_for
 from warehouse.reads import read_for_run, read_latest_offers, read_weekly_history
+from warehouse.versions import parse_version
 
 
 @dataclass(frozen=True)
@@ -45,16 +47,19 @@ class Dataset:
     software_support: pl.DataFrame
     changes: Changes | None
     previous: str | None
+    # The version's name when it is not the bare run date: `<date>.N` for a rerun of a date
+    # already published (reports/site.py version_for).
+    name: str | None = None
 
     @property
     def run_date(self) -> dt.date:
-        """The run's as-of date (the version's name)."""
+        """The run's as-of date (the version is named after it)."""
         return self.data.run_date
 
     @property
     def version(self) -> str:
-        """The version folder's name."""
-        return self.data.run_date.isoformat()
+        """The version folder's name: the run date, or `<date>.N` for a rerun of it."""
+        return self.name or self.data.run_date.isoformat()
 
     def snapshot(self) -> Snapshot:
         """The tables the next version compares against (kept under `data/`)."""
@@ -74,12 +79,16 @@ def prepare_dataset(
     con: duckdb.DuckDBPyConnection,
     run_date: dt.date,
     site_dir: Path | None = None,
+    version: str | None = None,
 ) -> Dataset:
     """Read and prepare one version's dataset (see the module docstring).
 
     `site_dir`, when given, is searched for the previous published version to compare
-    with; it is only read.
+    with; it is only read. `version` names the version (default: the next free version of
+    the run date on that site, reports/site.py version_for; the run date without a site).
     """
+    if version is not None and parse_version(version)[0] != run_date:
+        raise ValueError(f"version {version!r} is not a version of the run date {run_date}")
     data = load_report_data(con, run_date)
     offers = read_latest_offers(con, run_date)
 
@@ -113,6 +122,7 @@ def prepare_dataset(
         software_support=for_run("gpu_software_support", "gpu_id, stack"),
         changes=None,
         previous=None,
+        name=version or version_for(site_dir, run_date),
     )
     before = previous_version(site_dir, dataset.version)
     if before is None:

@@ -40,6 +40,7 @@ from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
 from warehouse.db import INTERNAL_TABLES, partition_column, table_columns
 from warehouse.reads import read_monthly_prices, read_price_observations
+from warehouse.versions import version_date
 
 _INLINE = MarkdownIt("commonmark", {"html": False})
 
@@ -94,6 +95,7 @@ HTML = jinja2.Environment(
 )
 HTML.filters["md"] = _md_inline
 HTML.filters["cell"] = cell_html
+HTML.filters["as_of_date"] = version_date  # `2026-10-07.2` -> `2026-10-07`
 MARKDOWN = jinja2.Environment(
     loader=jinja2.PackageLoader("reports", "templates"),
     autoescape=False,  # Markdown, not HTML: the site renders its own HTML from the dataset
