@@ -75,6 +75,21 @@ class Dataset:
         )
 
 
+def with_benchmark_units(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` (benchmark_debiased) with each figure's unit, as its source published it.
+
+    A benchmark's unit is one per source, task and model (`images/s`, `tokens/s`,
+    `trainings/h`, ...: benchmark_results.unit); the debiased table keeps the figure in it.
+    """
+    units = con.sql(
+        "SELECT source, task, model, string_agg(DISTINCT unit, ' or ' ORDER BY unit) AS unit "
+        "FROM benchmark_results GROUP BY ALL"
+    ).pl()
+    if rows.is_empty() or units.is_empty():
+        return rows.with_columns(unit=pl.lit(None, dtype=pl.Utf8))
+    return rows.join(units, on=["source", "task", "model"], how="left")
+
+
 def prepare_dataset(
     con: duckdb.DuckDBPyConnection,
     run_date: dt.date,
@@ -107,8 +122,9 @@ def prepare_dataset(
         spec_sources=con.sql(
             "SELECT * FROM gpu_spec_sources ORDER BY gpu_id, field, chosen DESC, source"
         ).pl(),
-        benchmarks=for_run(
-            "benchmark_debiased", "gpu_id, workload, source, model, precision, num_gpus"
+        benchmarks=with_benchmark_units(
+            con,
+            for_run("benchmark_debiased", "gpu_id, workload, source, model, precision, num_gpus"),
         ),
         sensitivity=for_run("sensitivity", "parameter, value, workload, gpu_id"),
         llm_throughput=for_run(

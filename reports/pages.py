@@ -35,7 +35,9 @@ from reports.content.renting import best_rent_offers, rank_text, with_offer_text
 from reports.content.serving import PAGE as LLM_PAGE
 from reports.content.serving import serving_page_sections
 from reports.content.serving_gpu import ServingPages
+from reports.content.units import with_unit
 from reports.dataset import Dataset
+from reports.report import REPORT_FORMAT
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
 from warehouse.db import INTERNAL_TABLES, partition_column, table_columns
@@ -96,6 +98,7 @@ HTML = jinja2.Environment(
 HTML.filters["md"] = _md_inline
 HTML.filters["cell"] = cell_html
 HTML.filters["as_of_date"] = version_date  # `2026-10-07.2` -> `2026-10-07`
+HTML.globals["report_format"] = REPORT_FORMAT
 MARKDOWN = jinja2.Environment(
     loader=jinja2.PackageLoader("reports", "templates"),
     autoescape=False,  # Markdown, not HTML: the site renders its own HTML from the dataset
@@ -105,6 +108,7 @@ MARKDOWN = jinja2.Environment(
     keep_trailing_newline=True,
 )
 MARKDOWN.filters["md_table"] = md_table
+MARKDOWN.globals["report_format"] = REPORT_FORMAT
 
 
 def render_report_markdown(ds: Dataset) -> str:
@@ -411,8 +415,8 @@ def _benchmark_table(rows: pl.DataFrame) -> Table:
             "precision",
             "GPUs",
             "batch/GPU",
-            "throughput",
-            "per GPU, debiased",
+            "throughput (whole run, in the benchmark's unit)",
+            "per GPU, debiased (same unit)",
             "software",
             "citation",
         ),
@@ -424,8 +428,8 @@ def _benchmark_table(rows: pl.DataFrame) -> Table:
                 Cell(r["precision"] or ""),
                 Cell(str(r["num_gpus"])),
                 Cell("" if r["batch_size_per_gpu"] is None else str(r["batch_size_per_gpu"])),
-                Cell(number(r["throughput"], 1)),
-                Cell(number(r["throughput_per_gpu"], 1)),
+                Cell(with_unit(number(r["throughput"], 1), r.get("unit"))),
+                Cell(with_unit(number(r["throughput_per_gpu"], 1), r.get("unit"))),
                 Cell(r["software_era"] or ""),
                 Cell(r["citation"] or "", citation_url(r["citation"])),
             )

@@ -21,6 +21,7 @@ from pathlib import Path
 import jinja2
 from markdown_it import MarkdownIt
 
+from reports.report import REPORT_FORMAT
 from warehouse.versions import is_version, newest_first, next_version, parse_version
 
 _TEMPLATES = jinja2.Environment(
@@ -28,6 +29,8 @@ _TEMPLATES = jinja2.Environment(
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     undefined=jinja2.StrictUndefined,
 )
+_TEMPLATES.globals["report_format"] = REPORT_FORMAT
+FAVICON = Path(__file__).parent / "static" / "favicon.svg"
 # The file of a build folder naming the version its pages were rendered as (the report
 # step decides it; the site and publish steps read it).
 VERSION_FILE = "version.txt"
@@ -85,6 +88,8 @@ def render_version(
     folder = inside(out_dir, version)
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "charts").mkdir(parents=True)
+    # The site's own icon, in every version (the pages link it; CSP img-src 'self').
+    shutil.copy2(FAVICON, folder / FAVICON.name)
     for chart in chart_files:
         shutil.copy2(chart, inside(folder, "charts", chart.name))
     _write_page(folder, "index", f"gpuvalue {version}", report_markdown, version)
