@@ -39,9 +39,9 @@ format: env  ## apply ruff's fixes and formatting
 	$(RUN) ruff check --fix .
 	$(RUN) ruff format .
 
-dev: env  ## Dagster UI with the nightly schedule, on 127.0.0.1:3000
+dev: env  ## Dagster UI with the nightly schedule, on 127.0.0.1:3000 (DEV_PORT=...: another port)
 	@mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
-	DAGSTER_HOME=$(DAGSTER_HOME) $(RUN) dg dev --host 127.0.0.1 --port 3000
+	DAGSTER_HOME=$(DAGSTER_HOME) exec $(RUN) dg dev --host 127.0.0.1 --port $(or $(DEV_PORT),3000)
 
 # The production profile (docs/deployment.md): Dagster's storage in a project-local
 # PostgreSQL cluster, the webserver and the daemon in the background, schedules on.

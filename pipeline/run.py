@@ -23,6 +23,7 @@ from pipeline.defs.resources import GpuvalueSettings
 from pipeline.defs.schedules import CLOUD, CLOUD_RUN
 from reports.dataset import prepare_dataset
 from reports.report import HEADLINE_WAYS, headline
+from reports.site import newest_version_of
 from sources.bundled import read_retail_observations
 from warehouse.export import open_published
 
@@ -141,14 +142,16 @@ def summary(settings: GpuvalueSettings) -> str:
     con = open_published(settings.published_dir)
     try:
         run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
-        dataset = prepare_dataset(con, run_date, Path(settings.site_dir))
+        # The version this run published (what "What changed" on the site says).
+        site = Path(settings.site_dir)
+        dataset = prepare_dataset(con, run_date, site, newest_version_of(site, run_date))
     finally:
         con.close()
     data = dataset.data
     site = Path(settings.site_dir)
     lines = [
         "",
-        f"gpuvalue run for {run_date}",
+        f"gpuvalue run for {run_date}, site version {dataset.version}",
         f"  site:       {site / 'latest' / 'index.html'}  (versions: {site / 'index.html'})",
         f"  method:     {site / 'latest' / 'methodology.html'}  (constants, validation, conflicts)",
         f"  warehouse:  {Path(settings.published_dir) / 'gpuvalue.duckdb'} (read-only copy), "

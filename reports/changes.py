@@ -7,11 +7,12 @@ the run's prices beyond their noise, GPUs newly priced or in the catalog, and in
 went stale or failed.
 """
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+
+from warehouse.versions import is_version, version_key
 
 # A price move is news when it exceeds both this share and 1.96 x the combined spread of
 # the two prices' intervals (observed: the day's lowest-highest kept observation, taken as
@@ -19,7 +20,6 @@ import polars as pl
 PRICE_MOVE_MIN = 0.05
 RANK_WATCH = 10  # rank moves are listed for GPUs ranked this high or better in either version
 _Z95 = 1.959964
-_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # The tables a version keeps for the next one to compare against (under data/).
 SNAPSHOT_TABLES = ("perf_per_dollar", "current_prices", "gpus", "input_freshness", "verdicts")
 
@@ -57,16 +57,21 @@ class Changes:
 
 
 def previous_version(site_dir: Path | None, version: str) -> Path | None:
-    """The newest published version folder before `version` that has a `data/` folder."""
+    """The newest published version folder before `version` that has a `data/` folder.
+
+    "Before" is by date, then number (warehouse/versions.py): `2026-10-07.2` follows
+    `2026-10-07`, and `2026-10-14` follows `2026-10-07.2`, whatever the dates.
+    """
     if site_dir is None or not Path(site_dir).is_dir():
         return None
+    key = version_key(version)
     earlier = sorted(
         (
             p
             for p in Path(site_dir).iterdir()
-            if p.is_dir() and _VERSION.match(p.name) and p.name < version
+            if p.is_dir() and is_version(p.name) and version_key(p.name) < key
         ),
-        key=lambda p: p.name,
+        key=lambda p: version_key(p.name),
         reverse=True,
     )
     return next((p for p in earlier if (p / "data").is_dir()), None)

@@ -18,7 +18,9 @@ from model.verdicts import in_order
 from reports.changes import Changes, Snapshot, compare, previous_version, read_snapshot
 from reports.report import ReportData, load_report_data
 from reports.serving_schema import read_serving_table
+from reports.site import version_for
 from warehouse.reads import read_for_run, read_latest_offers, read_weekly_history
+from warehouse.versions import parse_version
 
 
 @dataclass(frozen=True)
@@ -51,16 +53,19 @@ class Dataset:
     rent_or_buy: pl.DataFrame = field(default_factory=pl.DataFrame)
     rent_or_buy_gpus: pl.DataFrame = field(default_factory=pl.DataFrame)
     site_dir: Path | None = None  # the published site compared with (feeds read its versions)
+    # The version's name when it is not the bare run date: `<date>.N` for a rerun of a date
+    # already published (reports/site.py version_for).
+    name: str | None = None
 
     @property
     def run_date(self) -> dt.date:
-        """The run's as-of date (the version's name)."""
+        """The run's as-of date (the version is named after it)."""
         return self.data.run_date
 
     @property
     def version(self) -> str:
-        """The version folder's name."""
-        return self.data.run_date.isoformat()
+        """The version folder's name: the run date, or `<date>.N` for a rerun of it."""
+        return self.name or self.data.run_date.isoformat()
 
     def snapshot(self) -> Snapshot:
         """The tables the next version compares against (kept under `data/`)."""
@@ -76,16 +81,35 @@ class Dataset:
         )
 
 
+def with_benchmark_units(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` (benchmark_debiased) with each figure's unit, as its source published it.
+
+    A benchmark's unit is one per source, task and model (`images/s`, `tokens/s`,
+    `trainings/h`, ...: benchmark_results.unit); the debiased table keeps the figure in it.
+    """
+    units = con.sql(
+        "SELECT source, task, model, string_agg(DISTINCT unit, ' or ' ORDER BY unit) AS unit "
+        "FROM benchmark_results GROUP BY ALL"
+    ).pl()
+    if rows.is_empty() or units.is_empty():
+        return rows.with_columns(unit=pl.lit(None, dtype=pl.Utf8))
+    return rows.join(units, on=["source", "task", "model"], how="left")
+
+
 def prepare_dataset(
     con: duckdb.DuckDBPyConnection,
     run_date: dt.date,
     site_dir: Path | None = None,
+    version: str | None = None,
 ) -> Dataset:
     """Read and prepare one version's dataset (see the module docstring).
 
     `site_dir`, when given, is searched for the previous published version to compare
-    with; it is only read.
+    with; it is only read. `version` names the version (default: the next free version of
+    the run date on that site, reports/site.py version_for; the run date without a site).
     """
+    if version is not None and parse_version(version)[0] != run_date:
+        raise ValueError(f"version {version!r} is not a version of the run date {run_date}")
     data = load_report_data(con, run_date)
     offers = read_latest_offers(con, run_date)
 
@@ -104,8 +128,9 @@ def prepare_dataset(
         spec_sources=con.sql(
             "SELECT * FROM gpu_spec_sources ORDER BY gpu_id, field, chosen DESC, source"
         ).pl(),
-        benchmarks=for_run(
-            "benchmark_debiased", "gpu_id, workload, source, model, precision, num_gpus"
+        benchmarks=with_benchmark_units(
+            con,
+            for_run("benchmark_debiased", "gpu_id, workload, source, model, precision, num_gpus"),
         ),
         sensitivity=for_run("sensitivity", "parameter, value, workload, gpu_id"),
         llm_throughput=for_run(
@@ -123,6 +148,7 @@ def prepare_dataset(
         rent_or_buy=read_for_run(con, "rent_or_buy", run_date),
         rent_or_buy_gpus=read_for_run(con, "rent_or_buy_gpus", run_date),
         site_dir=None if site_dir is None else Path(site_dir),
+        name=version or version_for(site_dir, run_date),
     )
     before = previous_version(site_dir, dataset.version)
     if before is None:

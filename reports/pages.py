@@ -38,11 +38,14 @@ from reports.content.renting import best_rent_offers, rank_text, with_offer_text
 from reports.content.serving import PAGE as LLM_PAGE
 from reports.content.serving import serving_page_sections
 from reports.content.serving_gpu import ServingPages
+from reports.content.units import with_unit
 from reports.dataset import Dataset
 from reports.downloads import DOWNLOAD_DAYS, export_tables
 from reports.machine import write_machine_files
+from reports.report import REPORT_FORMAT
 from reports.safety import citation_url, safe_url, slug
 from reports.site import inside
+from warehouse.versions import version_date
 
 _INLINE = MarkdownIt("commonmark", {"html": False})
 
@@ -97,6 +100,8 @@ HTML = jinja2.Environment(
 )
 HTML.filters["md"] = _md_inline
 HTML.filters["cell"] = cell_html
+HTML.filters["as_of_date"] = version_date  # `2026-10-07.2` -> `2026-10-07`
+HTML.globals["report_format"] = REPORT_FORMAT
 MARKDOWN = jinja2.Environment(
     loader=jinja2.PackageLoader("reports", "templates"),
     autoescape=False,  # Markdown, not HTML: the site renders its own HTML from the dataset
@@ -106,6 +111,7 @@ MARKDOWN = jinja2.Environment(
     keep_trailing_newline=True,
 )
 MARKDOWN.filters["md_table"] = md_table
+MARKDOWN.globals["report_format"] = REPORT_FORMAT
 
 
 def render_report_markdown(ds: Dataset) -> str:
@@ -405,8 +411,8 @@ def _benchmark_table(rows: pl.DataFrame) -> Table:
             "precision",
             "GPUs",
             "batch/GPU",
-            "throughput",
-            "per GPU, debiased",
+            "throughput (whole run, in the benchmark's unit)",
+            "per GPU, debiased (same unit)",
             "software",
             "citation",
         ),
@@ -418,8 +424,8 @@ def _benchmark_table(rows: pl.DataFrame) -> Table:
                 Cell(r["precision"] or ""),
                 Cell(str(r["num_gpus"])),
                 Cell("" if r["batch_size_per_gpu"] is None else str(r["batch_size_per_gpu"])),
-                Cell(number(r["throughput"], 1)),
-                Cell(number(r["throughput_per_gpu"], 1)),
+                Cell(with_unit(number(r["throughput"], 1), r.get("unit"))),
+                Cell(with_unit(number(r["throughput_per_gpu"], 1), r.get("unit"))),
                 Cell(r["software_era"] or ""),
                 Cell(r["citation"] or "", citation_url(r["citation"])),
             )

@@ -16,7 +16,10 @@ from model.cloud_freshness import fresh_only
 from model.cost import best_market
 from reports.charts import WORKLOAD_TITLES
 
-REPORT_VERSION = "3"
+# The report's format: the layout of its pages, tables and downloads (not its data, not the
+# site version). Bump it when a table's columns or a download's schema change, so a reader
+# comparing versions knows the layout moved. Shown in every page's footer.
+REPORT_FORMAT = "3"
 
 
 @dataclass(frozen=True)

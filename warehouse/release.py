@@ -10,7 +10,7 @@ holding everything one run shows the world:
         site/                          index.html, latest and one link per dated version
         published/                     the warehouse snapshot (warehouse/export.py)
       r-000041/  r-000040/             earlier releases, kept for readers still using them
-      site-versions/<date>.r-000042/   one rendered site version, never modified once written
+      site-versions/<version>.r-000042/  one rendered site version, never modified once written
     site                -> releases/current/site        (links made by the first publish)
     warehouse/published -> releases/current/published
 
@@ -36,6 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from warehouse.versions import is_version, newest_first
+
 CURRENT = "current"
 MANIFEST = "RELEASE.json"
 SITE_VERSIONS = "site-versions"
@@ -43,7 +45,6 @@ SITE_VERSIONS = "site-versions"
 # still run queries (the views name their release's Parquet files).
 KEEP_RELEASES = 3
 _RELEASE = re.compile(r"^r-(\d{6,})$")
-_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Temp files of the layout before releases that a killed or disk-full publish left in the
 # real published/ and site/ folders.
 _LEGACY_TEMP_FILES = (
@@ -64,7 +65,9 @@ class PublishError(RuntimeError):
 class SiteVersion:
     """One rendered version of the site to publish with the warehouse."""
 
-    version: str  # the run date, YYYY-MM-DD: the folder name under site/
+    # The folder name under site/: the run date, or `<date>.N` for a rerun of a date already
+    # published (warehouse/versions.py). A published version is never replaced.
+    version: str
     folder: Path  # the rendered pages and charts; copied into the release
     render_index: Callable[[list[str]], str]  # site/index.html for these versions (newest first)
 
@@ -180,53 +183,63 @@ def stage_site(
     """Write `staged/site/`: one relative link per version, `latest`, `index.html`.
 
     Versions are folders under `site-versions/` that are never modified once written, so a
-    release costs one link per version plus the new version's files. Returns the version
-    `latest` shows.
+    release costs one link per version plus the new version's files. A version already
+    published is never replaced (its files stay byte for byte what readers saw): publishing
+    it again raises, and a rerun of a date is published as `<date>.N` instead. `latest`
+    shows the newest version (by date, then number; a backfilled older date does not move
+    it). Returns the version `latest` shows.
     """
     store = releases / SITE_VERSIONS
     before = previous.path / "site" if previous else None
     versions: dict[str, str] = {}  # version -> its folder under site-versions/
-    latest = index = None
+    index = None
     if before is not None and before.is_dir():
-        versions, latest, index = _versions_of(before)
+        versions, index = _versions_of(before)
     elif site_dir is not None and site_dir.is_dir() and not site_dir.is_symlink():
         versions = _adopt_legacy_site(site_dir, store, staged.name, tally)
     if site is not None:
-        if not _VERSION.match(site.version):
-            raise ValueError(f"a site version is a date (YYYY-MM-DD), not {site.version!r}")
-        target = f"{site.version}.{staged.name}"
-        shutil.rmtree(store / target, ignore_errors=True)
-        _copy_tree(site.folder, store / target, tally.copy)
-        versions[site.version] = target
-        latest = target
+        _add_version(store, staged.name, site, versions, tally)
     if not versions:
         return None
     out = staged / "site"
     out.mkdir()
-    for version, target in sorted(versions.items()):
-        os.symlink(f"../../{SITE_VERSIONS}/{target}", out / version)
-    latest = latest or versions[max(versions)]
-    os.symlink(f"../../{SITE_VERSIONS}/{latest}", out / "latest")
+    ordered = newest_first(versions)
+    for version in ordered:
+        os.symlink(f"../../{SITE_VERSIONS}/{versions[version]}", out / version)
+    os.symlink(f"../../{SITE_VERSIONS}/{versions[ordered[0]]}", out / "latest")
     if site is not None:
-        tally.write_text(out / "index.html", site.render_index(sorted(versions, reverse=True)))
+        tally.write_text(out / "index.html", site.render_index(ordered))
     elif index is not None:
         tally.link(index, out / "index.html")
-    return latest.split(".", 1)[0]
+    return ordered[0]
 
 
-def _versions_of(site: Path) -> tuple[dict[str, str], str | None, Path | None]:
-    """A release's site: its versions (-> folder under site-versions/), latest, index.html."""
+def _add_version(
+    store: Path, release: str, site: SiteVersion, versions: dict[str, str], tally: Tally
+) -> None:
+    """Copy the new version into the store as `<version>.<release>` and list it."""
+    if not is_version(site.version):
+        raise ValueError(f"not a site version (YYYY-MM-DD or YYYY-MM-DD.N): {site.version!r}")
+    if site.version in versions:
+        raise ValueError(
+            f"site version {site.version} is already published and a published version is "
+            "never rewritten; render the run again (report and site) to publish it as the "
+            "next version of its date"
+        )
+    target = f"{site.version}.{release}"
+    shutil.rmtree(store / target, ignore_errors=True)
+    _copy_tree(site.folder, store / target, tally.copy)
+    versions[site.version] = target
+
+
+def _versions_of(site: Path) -> tuple[dict[str, str], Path | None]:
+    """A release's site: its versions (-> folder under site-versions/) and index.html."""
     versions: dict[str, str] = {}
-    latest = None
     for entry in os.scandir(site):
-        if entry.is_symlink() and (_VERSION.match(entry.name) or entry.name == "latest"):
-            target = Path(os.readlink(entry.path)).name
-            if entry.name == "latest":
-                latest = target
-            else:
-                versions[entry.name] = target
+        if entry.is_symlink() and is_version(entry.name):
+            versions[entry.name] = Path(os.readlink(entry.path)).name
     index = site / "index.html" if (site / "index.html").is_file() else None
-    return versions, latest, index
+    return versions, index
 
 
 def _adopt_legacy_site(site_dir: Path, store: Path, name: str, tally: Tally) -> dict[str, str]:
@@ -237,7 +250,7 @@ def _adopt_legacy_site(site_dir: Path, store: Path, name: str, tally: Tally) -> 
     """
     versions: dict[str, str] = {}
     for entry in sorted(os.scandir(site_dir), key=lambda e: e.name):
-        if _VERSION.match(entry.name) and entry.is_dir(follow_symlinks=False):
+        if is_version(entry.name) and entry.is_dir(follow_symlinks=False):
             target = f"{entry.name}.{name}"
             shutil.rmtree(store / target, ignore_errors=True)
             _copy_tree(Path(entry.path), store / target, tally.link)

@@ -8,6 +8,7 @@ from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Section, Table, frame_table, money_expr
 from reports.content.verdicts import limit_label
 from reports.dataset import Dataset
+from warehouse.versions import parse_version
 
 _WORKLOAD_ORDER = {w: i for i, w in enumerate(WORKLOAD_TITLES)}
 
@@ -129,6 +130,13 @@ def changes_section(ds: Dataset) -> Section:
             ["This is the first published version: there is nothing to compare with yet."],
         )
     section = Section("changes", f"What changed since {changes.previous_version}")
+    day, number = parse_version(ds.version)
+    if number > 1:
+        section.paragraphs.append(
+            f"This version is run {number} of the as-of date {day.isoformat()}: the date was "
+            "already published, and a published version is never rewritten, so this run is "
+            "a new version beside it."
+        )
     if changes.missing:
         section.paragraphs.append(
             f"Version {changes.previous_version} kept no {', '.join(changes.missing)} "

@@ -33,7 +33,7 @@ from reports.content.tables import detail_sections
 from reports.content.upgrade import upgrade_section
 from reports.content.verdicts import verdict_section
 from reports.dataset import Dataset
-from reports.report import HEADLINE_WAYS, REPORT_VERSION, headline, set_aside
+from reports.report import HEADLINE_WAYS, headline, set_aside
 
 
 def headline_table(top: pl.DataFrame, table: str, **kwargs) -> Table:
@@ -211,7 +211,7 @@ def intro(ds: Dataset) -> str:
         f"Total cost = GPU price + host system (${params['host_cost_usd']['1']:,.0f} for one "
         f"GPU) + {params['years']:g} years of electricity at "
         f"${params['electricity_usd_per_kwh']:g}/kWh and {params['utilization']:.0%} "
-        f"utilisation. Report version {REPORT_VERSION}."
+        "utilisation."
     )
 
 

@@ -192,6 +192,7 @@ def model_table(ds: Dataset, model: str) -> Table:
         ("each user gets", *BASES.values()),
         rows,
         title=f"{model}: the cheapest system per million output tokens",
+        unit="USD per 1M output and input tokens (95 % interval of the output price)",
         css="cards",  # the verdicts' card layout on phones, not a verdict
     )
 

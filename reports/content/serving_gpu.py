@@ -89,9 +89,9 @@ def serving_curve_table(rows: pl.DataFrame) -> Table:
         (
             "model",
             "system",
-            *(f"{c} user{'s' if c > 1 else ''}" for c in SHOWN_CONCURRENCY),
+            *(f"{c} user{'s' if c > 1 else ''} (tokens/s)" for c in SHOWN_CONCURRENCY),
             "most users (KV memory)",
-            "energy per output token",
+            "energy per output token (J)",
         ),
         out,
         title="Serving: output tokens/s of the system (95 % interval) and per user, "

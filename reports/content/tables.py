@@ -9,6 +9,7 @@ from reports.content.blocks import Section, frame_table, interval, money_expr
 from reports.content.break_even import break_even_days_text, break_even_use_text
 from reports.content.prices import consistency_table, unpriced_reasons
 from reports.content.renting import stale_note, top_fresh
+from reports.content.units import relative_headers
 from reports.dataset import Dataset
 
 
@@ -82,9 +83,7 @@ def relative_section(ds: Dataset) -> Section:
                 wide,
                 {
                     "gpu_id": "GPU",
-                    "training_16bit": "16-bit training",
-                    "inference_16bit": "16-bit inference",
-                    "inference_8bit": "8-bit inference",
+                    **relative_headers(ds.data.reference_gpu),
                     "method": "16-bit method",
                 },
             )

@@ -12,6 +12,9 @@ lines (the nearest one up the tree applies). Without `as_of`, the file's modific
 used and the citation says so. For Lambda, the era is the folder name (`lambda-v1`, ...),
 because the CSV itself does not say which software stack produced it. A file the adapter
 cannot read raises `MalformedFile` naming it: the load fails and yesterday's rows stay.
+A file no adapter reads (a wrong extension, a wrong or missing format folder, a Lambda
+batch-size table without its throughput table) is listed in `InboxReport.ignored`, and the
+ingest logs a warning for each, so a dropped file is never silently left out.
 """
 
 import datetime as dt
@@ -28,6 +31,8 @@ from sources.benchmarks.nvidia_dle import parse_dle_readme
 from sources.benchmarks.records import MalformedFile, ParsedTable, records_frame
 
 FORMATS = ("lambda-csv", "nvidia-dle", "mlperf")
+# Files the inbox keeps for people and git, never data.
+_NOT_DATA = frozenset({"README.md", "MANIFEST.md", ".gitkeep"})
 
 
 @dataclass
@@ -37,6 +42,7 @@ class InboxReport:
     files: list[str] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)
     unknown_gpus: Counter = field(default_factory=Counter)
+    ignored: list[str] = field(default_factory=list)  # files no adapter reads (see ignored_files)
 
 
 def _manifest(folder: Path, stop: Path) -> dict[str, str]:
@@ -120,9 +126,36 @@ def inbox_files(root: Path) -> list[tuple[str, Path]]:
     return found
 
 
+def ignored_files(root: Path) -> list[str]:
+    """Files under the inbox that no adapter reads, relative to it, with why.
+
+    `mlperf/notes.txt: not a .csv or .json`, `results.csv: not in a format folder
+    (lambda-csv/, nvidia-dle/, mlperf/)`: a file dropped where it is ignored would otherwise
+    vanish without a word. README.md, MANIFEST.md and .gitkeep are not data.
+    """
+    if not root.is_dir():
+        return []
+    read = {path for _, path in inbox_files(root)}
+    read |= {batch_size_file_for(path) for fmt, path in inbox_files(root) if fmt == "lambda-csv"}
+    why = {
+        "lambda-csv": "not a Lambda throughput table (*throughput*.csv) or its batch-size pair",
+        "nvidia-dle": "not a DeepLearningExamples README (*.md)",
+        "mlperf": "not a .csv or .json",
+    }
+    ignored = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path in read or path.name in _NOT_DATA:
+            continue
+        relative = path.relative_to(root)
+        fmt = relative.parts[0] if len(relative.parts) > 1 else ""
+        reason = why.get(fmt, f"not in a format folder ({', '.join(f + '/' for f in FORMATS)})")
+        ignored.append(f"{relative.as_posix()}: {reason}")
+    return ignored
+
+
 def load_inbox(root: Path, known: frozenset[str] | None) -> tuple[pl.DataFrame, InboxReport]:
     """Rows of every inbox file (unknown GPUs counted, not written) and a report."""
-    report = InboxReport()
+    report = InboxReport(ignored=ignored_files(root))
     frames = []
     for fmt, path in inbox_files(root):
         parsed = parse_inbox_file(fmt, path, root, known)

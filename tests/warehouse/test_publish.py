@@ -162,7 +162,20 @@ def test_publish_refuses_a_second_publisher(tmp_path):
 
 
 def site_version(root: Path, version: str) -> SiteVersion:
-    return SiteVersion(version, root / ".build" / version / "site" / version, render_index)
+    """The build's rendered version `version` (`.build/<date>/site/<version>/`)."""
+    return SiteVersion(version, root / ".build" / version[:10] / "site" / version, render_index)
+
+
+def relabel(root: Path, day: str, number: int = 2) -> str:
+    """The build's rendered pages under the name a rerun of `day` gets (`<day>.N`), and the
+    build's version file saying so, as the report step writes it: a published version is
+    never rewritten, so publishing the same build again needs the next name."""
+    label = f"{day}.{number}"
+    rendered = root / ".build" / day / "site"
+    if not (rendered / label).exists():
+        shutil.copytree(rendered / day, rendered / label)
+    (root / ".build" / day / "version.txt").write_text(f"{label}\n", encoding="utf-8")
+    return label
 
 
 def run_date_of(root: Path) -> str:
@@ -222,7 +235,7 @@ from warehouse.release import SiteVersion
 root, version = Path(sys.argv[1]), sys.argv[2]
 releases = Path(sys.argv[3]) if len(sys.argv) > 3 else None
 con = duckdb.connect(str(root / "gpuvalue.duckdb"))
-site = SiteVersion(version, root / ".build" / version / "site" / version, render_index)
+site = SiteVersion(version, root / ".build" / version[:10] / "site" / version, render_index)
 publish(con, root / "published", site=site, site_dir=root / "site", releases_dir=releases,
         full=True)
 """
@@ -289,7 +302,7 @@ def test_kill_9_mid_publish_keeps_the_previous_release_and_the_next_run_cleans_u
     built, tmp_path, moment
 ):
     root = copy_build(built, tmp_path / "root").root
-    version = run_date_of(root)
+    version = relabel(root, run_date_of(root))  # the built date is published: a rerun's name
     before = os.readlink(root / "releases" / CURRENT)
     staged = root / "releases" / f"r-{int(before[2:]) + 1:06d}"
     ready = {
@@ -405,6 +418,7 @@ def test_disk_full_mid_publish_keeps_the_previous_release_and_says_so(
 
         monkeypatch.setattr(release_module.Tally, "wrote", full_disk)
 
+    relabel(root, version)  # tonight's version: the date's next name (the date is published)
     failed = next_run(root, site=disk / "site", published=disk / "published")
     assert not failed.success
     error = next(e for e in failed.all_events if e.is_step_failure)
@@ -444,7 +458,10 @@ def test_a_killed_publish_does_not_keep_the_disk_full(built, tmp_path, small_dis
     con = duckdb.connect(str(root / "gpuvalue.duckdb"))
     try:
         night = publish(
-            con, scratch / "published", site=site_version(root, version), site_dir=scratch / "site"
+            con,
+            scratch / "published",
+            site=site_version(root, relabel(root, version)),
+            site_dir=scratch / "site",
         )
     finally:
         con.close()
@@ -460,7 +477,7 @@ def test_a_killed_publish_does_not_keep_the_disk_full(built, tmp_path, small_dis
     staged = disk / "releases" / "r-000002"
     kill_mid_publish(
         root,
-        version,
+        relabel(root, version),
         staged,
         lambda s: size_on_disk(s, *s.parent.glob(f"site-versions/*.{s.name}")) > needed,
         releases=disk / "releases",

@@ -185,6 +185,8 @@ def benchmark_results(
     )
     if report.unknown_gpus:
         context.log.warning(f"benchmark GPU names with no gpu_id: {dict(report.unknown_gpus)}")
+    for ignored in report.ignored:
+        context.log.warning(f"benchmark inbox: ignored {folder / 'inbox'}/{ignored}")
     return dg.MaterializeResult(
         metadata={
             "rows": inserted,
@@ -197,6 +199,7 @@ def benchmark_results(
             "stacks": _counts(rows.with_columns(pl.col("stack").fill_null("unknown")), "stack"),
             "hosts": _counts(rows.with_columns(pl.col("host").fill_null("unknown")), "host"),
             "inbox_files": ", ".join(report.files),
+            "inbox_ignored": "; ".join(report.ignored),
             "superseded_bundled_rows": superseded,
             "skipped": ", ".join(f"{k}: {v}" for k, v in sorted(report.skipped.items())),
             "unknown_gpu_names": ", ".join(

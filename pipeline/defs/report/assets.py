@@ -20,7 +20,12 @@ from reports.figures import render_site_charts
 from reports.methodology import load_methodology_data, render_methodology_markdown
 from reports.pages import add_version_files, render_report_markdown, write_version
 from reports.search import SearchIndexError, index_version
-from reports.site import render_index, render_version
+from reports.site import (
+    read_version_name,
+    render_index,
+    render_version,
+    write_version_name,
+)
 from warehouse.publish import publish
 from warehouse.release import SiteVersion
 
@@ -29,9 +34,9 @@ def _build_dir(settings: GpuvalueSettings, run_date) -> Path:
     return Path(settings.build_dir) / run_date.isoformat()
 
 
-def _site_version_dir(settings: GpuvalueSettings, run_date) -> Path:
-    """Where `site` renders the run's version (`<build>/<date>/site/<date>/`)."""
-    return _build_dir(settings, run_date) / "site" / run_date.isoformat()
+def _site_dir(settings: GpuvalueSettings, run_date) -> Path:
+    """Where `site` renders the run's version (`<build>/<date>/site/<version>/`)."""
+    return _build_dir(settings, run_date) / "site"
 
 
 @dg.asset(
@@ -115,6 +120,10 @@ def report(
         methodology = load_methodology_data(step.con, run_date)
         build = _build_dir(settings, run_date)
         build.mkdir(parents=True, exist_ok=True)
+        # The pages name their version: the run date, or `<date>.N` when the date is
+        # already published (a published version is never rewritten). The site and
+        # publish steps read the name back from the build folder.
+        write_version_name(build, dataset.version)
         counts = write_version(dataset, step.con, build)
     data = dataset.data
     path = build / "report.md"
@@ -127,6 +136,7 @@ def report(
     return dg.MaterializeResult(
         metadata={
             "run_date": str(run_date),
+            "version": dataset.version,
             "path": str(path),
             "oldest_input": f"{oldest['input']}: {oldest['source']} ({oldest['age_days']} days)",
             "previous_version": dataset.previous or "",
@@ -145,7 +155,8 @@ def report(
         "The run's version of the static site (front page, report, methodology, GPU pages, "
         "charts, downloads, the Pagefind search index of its pages), rendered under the "
         "build folder; published_warehouse puts it on "
-        "the site as site/<run date>/ and site/latest/, together with the warehouse."
+        "the site as site/<version>/ (the run date, or <date>.2, .3 ... for a rerun of a date "
+        "already published) and site/latest/, together with the warehouse."
     ),
 )
 def site(
@@ -155,30 +166,36 @@ def site(
     with run_step(context, settings, warehouse) as step:
         run_date = step.run_date
     build = _build_dir(settings, run_date)
+    version = read_version_name(build, run_date)
     chart_files = sorted(p for p in (build / "charts").iterdir() if p.is_file())
+    # Only this build's version stays under the build's site/ (no folder of a render
+    # before it is left to be mistaken for it).
+    shutil.rmtree(_site_dir(settings, run_date), ignore_errors=True)
     folder = render_version(
-        _site_version_dir(settings, run_date).parent,
+        _site_dir(settings, run_date),
         run_date,
         (build / "report.md").read_text(encoding="utf-8"),
         chart_files,
         (build / "methodology.md").read_text(encoding="utf-8"),
         extra=partial(add_version_files, build),
+        version=version,
     )
-    context.log.info(f"site {run_date}: rendered in {folder}")
+    context.log.info(f"site {version}: rendered in {folder}")
     # The search index, once every page of the version is written and before anything is
     # published; a failure raises here, so the version is not published without it.
     try:
         search = index_version(folder)
     except SearchIndexError as error:
-        context.log.error(f"site {run_date}: not published, no search index: {error}")
+        context.log.error(f"site {version}: not published, no search index: {error}")
         raise
     context.log.info(
-        f"search index {run_date}: {search.pages} pages, {search.words} words, "
+        f"search index {version}: {search.pages} pages, {search.words} words, "
         f"{search.seconds:.1f} s"
     )
     return dg.MaterializeResult(
         metadata={
             "run_date": str(run_date),
+            "version": version,
             "folder": str(folder),
             "search_pages": search.pages,
             "search_words": search.words,
@@ -194,7 +211,7 @@ def site(
     pool=WAREHOUSE_POOL,
     deps=[site],
     description=(
-        "One release: the site (site/<run date>/, site/latest/, site/index.html) and a "
+        "One release: the site (site/<version>/, site/latest/, site/index.html) and a "
         "read-only snapshot of every warehouse table (warehouse/published/gpuvalue.duckdb, "
         "Parquet in warehouse/published/parquet/, dated tables one file per month), swapped "
         "in together by one atomic rename; only the months a night changed are written."
@@ -206,12 +223,11 @@ def published_warehouse(
     """Publish the run's site version and the warehouse as one release."""
     with run_step(context, settings, warehouse) as step:
         run_date = step.run_date
+        version = read_version_name(_build_dir(settings, run_date), run_date)
         result = publish(
             step.con,
             settings.published_dir,
-            site=SiteVersion(
-                run_date.isoformat(), _site_version_dir(settings, run_date), render_index
-            ),
+            site=SiteVersion(version, _site_dir(settings, run_date) / version, render_index),
             site_dir=settings.site_dir,
             releases_dir=settings.releases_path(),
         )
@@ -222,7 +238,7 @@ def published_warehouse(
     written = {t: ", ".join(keys) for t, keys in result.partitions_written.items()}
     context.log.info(
         f"release {result.release} (run date {result.run_date}): {result.database} and "
-        f"{Path(settings.site_dir) / run_date.isoformat()}; {result.files_written} files "
+        f"{Path(settings.site_dir) / version}; {result.files_written} files "
         f"({result.bytes_written / 1e6:.1f} MB) written, {result.files_linked} linked"
     )
     counts = pl.DataFrame(
@@ -232,6 +248,7 @@ def published_warehouse(
         metadata={
             "release": result.release,
             "run_date": str(result.run_date),
+            "site_version": version,
             "database": str(result.database),
             "parquet": str(result.parquet_dir),
             "bytes_written": result.bytes_written,

@@ -4,6 +4,7 @@
 
 import datetime as dt
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from pipeline.defs.ingest.assets import benchmark_results, gpus
 from pipeline.defs.resources import GpuvalueSettings
 from sources.__main__ import main
 from sources.benchmarks.flags import flag_benchmarks, flag_counts
-from sources.benchmarks.inbox import load_inbox, merge_with_bundled
+from sources.benchmarks.inbox import FORMATS, load_inbox, merge_with_bundled
 from sources.benchmarks.lambda_csv import parse_lambda_csv
 from sources.benchmarks.mlperf import parse_mlperf
 from sources.benchmarks.names import gpu_count_in, gpu_id_for, system_gpu_id
@@ -524,7 +525,8 @@ def test_asset_loads_bundled_and_inbox_with_flags(tmp_path):
 
     # Drop the fixtures into the inbox: their tables are added, an inbox table replaces the
     # bundled rows of its source and era, and the rerun replaces, it does not append.
-    shutil.copytree(FIXTURES, data / "benchmarks" / "inbox")
+    # (The repository's inbox holds only its README and empty format folders.)
+    shutil.copytree(FIXTURES, data / "benchmarks" / "inbox", dirs_exist_ok=True)
     assert materialize(data, tmp_path / "w.duckdb").success
     con = connect(tmp_path / "w.duckdb")
     after = con.sql("SELECT count(*) FROM benchmark_results").fetchall()[0][0]
@@ -555,7 +557,7 @@ def test_a_malformed_inbox_file_fails_the_load_and_keeps_the_rows(tmp_path):
     before = con.sql("SELECT count(*) FROM benchmark_results").fetchall()[0][0]
     con.close()
     broken = data / "benchmarks" / "inbox" / "mlperf"
-    broken.mkdir(parents=True)
+    broken.mkdir(parents=True, exist_ok=True)
     (broken / "results.csv").write_text("team,score\nx,1\n")
     result = materialize(data, tmp_path / "w.duckdb")
     assert not result.success
@@ -565,6 +567,61 @@ def test_a_malformed_inbox_file_fails_the_load_and_keeps_the_rows(tmp_path):
     con = connect(tmp_path / "w.duckdb")
     assert con.sql("SELECT count(*) FROM benchmark_results").fetchall()[0][0] == before
     con.close()
+
+
+def test_the_repository_has_an_empty_inbox_with_its_layout():
+    inbox = DATA_DIR / "benchmarks" / "inbox"
+    assert "lambda-csv/<era>/" in (inbox / "README.md").read_text(encoding="utf-8")
+    assert {p.name for p in inbox.iterdir() if p.is_dir()} == set(FORMATS)
+    rows, report = load_inbox(inbox, catalog())
+    assert rows.is_empty() and report.files == [] and report.ignored == []
+
+
+def test_files_where_no_adapter_reads_them_are_listed_with_why(tmp_path):
+    inbox = tmp_path / "inbox"
+    shutil.copytree(FIXTURES, inbox)
+    (inbox / "results.csv").write_text("a,b\n")  # not in a format folder
+    (inbox / "mlperf" / "notes.txt").write_text("x")  # wrong extension
+    (inbox / "lambda-csv" / "lambda-test" / "throughput.xlsx").write_bytes(b"x")
+    (inbox / "nvidia-dle" / "table.csv").write_text("x")
+    (inbox / "mlperf" / ".gitkeep").touch()  # not data
+    (inbox / "nvidia-dle" / "MANIFEST.md").touch()  # not data
+    rows, report = load_inbox(inbox, catalog())
+    assert len(report.files) == 4 and not rows.is_empty()  # the readable files still load
+    assert report.ignored == [
+        "lambda-csv/lambda-test/throughput.xlsx: not a Lambda throughput table "
+        "(*throughput*.csv) or its batch-size pair",
+        "mlperf/notes.txt: not a .csv or .json",
+        "nvidia-dle/table.csv: not a DeepLearningExamples README (*.md)",
+        "results.csv: not in a format folder (lambda-csv/, nvidia-dle/, mlperf/)",
+    ]
+
+
+def test_the_run_warns_about_an_ignored_inbox_file(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(DATA_DIR, data)
+    (data / "benchmarks" / "inbox" / "mlperf" / "v5.0-results.xlsx").write_bytes(b"PK")
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(
+        [gpus, benchmark_results],
+        instance=instance,
+        resources={
+            "settings": GpuvalueSettings(data_dir=str(data)),
+            "warehouse": DuckDBResource(database=str(tmp_path / "w.duckdb")),
+        },
+    )
+    assert result.success  # an ignored file is reported, it does not fail the load
+    warnings = [
+        entry.user_message
+        for entry in instance.all_logs(result.run_id)
+        if entry.level == logging.WARNING
+    ]
+    assert any(
+        "benchmark inbox: ignored" in m and "mlperf/v5.0-results.xlsx: not a .csv or .json" in m
+        for m in warnings
+    ), warnings
+    metadata = result.asset_materializations_for_node("benchmark_results")[0].metadata
+    assert metadata["inbox_ignored"].value == "mlperf/v5.0-results.xlsx: not a .csv or .json"
 
 
 def test_batch_sweeps_compare_each_gpu_count_at_the_same_batch_size():
