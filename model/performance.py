@@ -37,6 +37,9 @@ from model.performance_fit import measured_workload, place_on_anchor
 from model.performance_rows import log_row, workload_frame
 from model.spec_estimator import spec_estimator, spec_features
 
+# Two-sided 95 % normal quantile for the pooling term of an interval.
+POOLED_Z = 1.96
+
 
 def _quantile_range(errors: np.ndarray) -> tuple[float, float] | None:
     """(2.5 %, 97.5 %) of log errors (predicted - measured); None with fewer than 3."""
@@ -76,6 +79,10 @@ def training_16bit(
     new_vendor = _quantile_range(unseen.get("vendor", np.array([])))
     ranges = {"seen": seen_range, "new_architecture": _widest(seen_range, new_arch)}
     ranges["new_vendor"] = _widest(ranges["new_architecture"], new_vendor)
+    pooled_frame = unseen.get("pooled")
+    pooled = (
+        {} if pooled_frame is None else {r["gpu_id"]: r for r in pooled_frame.iter_rows(named=True)}
+    )
     rows = []
     for r in placed.join(features, on="gpu_id", how="left").iter_rows(named=True):
         value = r["log_perf"] - ref_log
@@ -105,6 +112,8 @@ def training_16bit(
         method_text = (
             f"spec estimate ({chosen}), {what} error range" if bounds is not None else None
         )
+        if r["gpu_id"] in pooled and bounds is not None:
+            low, high, method_text = _pooled_interval(low, high, method_text, pooled[r["gpu_id"]])
         if r["n_results"] is not None:
             # Measured, but in tables that share no GPU with the reference's: its level
             # comes from the spec estimates of its set, so it is an estimate.
@@ -114,6 +123,25 @@ def training_16bit(
             rows.append(log_row(r["gpu_id"], value, low, high, "estimated", "spec_estimate", 0,
                              method_text))  # fmt: skip
     return workload_frame(rows, "training_16bit")
+
+
+def _pooled_interval(low: float, high: float, text: str, pooled: dict):
+    """Widen a spec estimate's log interval by its line pooling's random-walk sd.
+
+    The pooled shift comes from the nearest measured generation of the GPU's product line
+    (model/spec_estimator.py `line_pooling`); how far that line's effect may have moved
+    since grows with the years between the generations, added in quadrature (normal 95 %)
+    to each side of the leave-one-GPU-out error range.
+    """
+    extra = POOLED_Z * pooled["pooled_sd"]
+    low = -float(np.hypot(max(-low, 0.0), extra))
+    high = float(np.hypot(max(high, 0.0), extra))
+    text = (
+        f"{text}, widened for pooling with the measured {pooled['pooled_from']} GPUs of its "
+        f"product line ({pooled['pooled_years']:.1f} years apart; shift "
+        f"{np.exp(pooled['pooled_shift']):.3f}x)"
+    )
+    return low, high, text
 
 
 def _measured_text(df: int, half: float | None, placed_by: str | None) -> str | None:

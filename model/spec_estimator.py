@@ -2,14 +2,26 @@
 
 The estimator is chosen among candidates (SPEC_MODELS: Dettmers' fixed 0.5/0.5 scaling by
 bandwidth and fp16 tensor TFLOPS, fitted elasticities, + L2, + power (TDP) with vendor and
-architecture offsets shrunk by a ridge) by leave-one-GPU-out error; the errors of leaving
-whole architectures (vendors) out tell what an estimate is worth for a GPU of an
-architecture (vendor) without any measured GPU.
+architecture offsets shrunk by a ridge, + partial pooling along a product line) by
+leave-one-GPU-out error; the errors of leaving whole architectures (vendors) out tell what
+an estimate is worth for a GPU of an architecture (vendor) without any measured GPU.
+
+Partial pooling along a product line (`line_pooling`): a GPU whose vendor x product line
+(consumer, workstation, data center) x architecture has no measured GPU takes its
+architecture offset from the *other* lines only (an RTX 5090 from the data-center B200 and
+the workstation RTX PRO 6000), although the same line's previous generation (the measured
+RTX 4090) says how that line fares beyond its specs. Its offset becomes a blend of both:
+w x the nearest measured generation's line effect + (1 - w) x its architecture offset, with
+w = n / (n + FAMILY_RIDGE) for n measured GPUs in that generation, and its interval widens
+with the years between the two generations (`pooling_sd`).
 """
+
+import datetime as dt
 
 import numpy as np
 import polars as pl
 
+from model.product_lines import product_line_expr
 from model.segments import segment_expr
 
 # Candidates, simplest first (a tie goes to the simpler one). Dettmers scaled untested cards
@@ -24,6 +36,7 @@ SPEC_MODELS = (
     "bandwidth_tensor_l2_arch",
     "tensor_bandwidth_power_family",
     "tensor_bandwidth_power_family_neighbours",
+    "tensor_bandwidth_power_family_line",
 )
 MIN_FITTED_GPUS = 8
 # Ridge penalty on the architecture offsets: an architecture with k measured GPUs keeps
@@ -36,12 +49,29 @@ FAMILY_RIDGE = 1.0
 # of log bandwidth, log tensor rate and log TDP, shrunk by one pseudo-neighbour with
 # residual 0. An RTX 5090 then inherits what the measured RTX 4090 does beyond its specs.
 NEIGHBOUR_SCALE = 0.5
+# An architecture name the family model has no offset for (the line effect is measured
+# against the prediction without the architecture's offset).
+NO_ARCHITECTURE = "__no_architecture__"
+DAYS_PER_YEAR = 365.25
+POOLED_SCHEMA = {
+    "gpu_id": pl.Utf8,
+    "pooled_from": pl.Utf8,
+    "pooled_n": pl.Int64,
+    "pooled_years": pl.Float64,
+    "pooled_weight": pl.Float64,
+    "pooled_shift": pl.Float64,
+    "pooled_sd": pl.Float64,
+}
 
 
 def spec_features(gpus: pl.DataFrame) -> pl.DataFrame:
     """gpu_id, log bandwidth, log fp16 tensor TFLOPS, log L2, log TDP, vendor, architecture.
 
-    Missing specs are null (a GPU without tensor cores has no tensor rate).
+    Also segment (the spec sheet's fp16 convention), line (consumer, workstation or data
+    center: model/product_lines.py) and line_first, the first release date in the catalog
+    of the GPU's vendor x line x architecture (the generation's place in its line; null
+    without release dates). Missing specs are null (a GPU without tensor cores has no
+    tensor rate).
     """
 
     def log_of(name: str) -> pl.Expr:
@@ -55,15 +85,26 @@ def spec_features(gpus: pl.DataFrame) -> pl.DataFrame:
     # Consumer cards: GeForce spec sheets give the fp16 tensor rate with fp32 accumulate at
     # half rate, which understates what mixed-precision training reaches on them (much of
     # it is bandwidth-bound); the family model gives the segment its own shrunk offset.
-    return gpus.select(
-        "gpu_id",
-        log_bw=log_of("memory_bandwidth_gbs"),
-        log_tf=log_of("fp16_tensor_tflops"),
-        log_l2=log_of("l2_cache_mb"),
-        log_tdp=log_of("tdp_w"),
-        vendor=text("vendor").fill_null("unknown"),
-        architecture=text("architecture").fill_null("unknown"),
-        segment=segment_expr() if "name" in gpus.columns else pl.lit("professional"),
+    released = (
+        pl.col("release_date").cast(pl.Date)
+        if "release_date" in gpus.columns
+        else pl.lit(None, dtype=pl.Date)
+    )
+    return (
+        gpus.select(
+            "gpu_id",
+            log_bw=log_of("memory_bandwidth_gbs"),
+            log_tf=log_of("fp16_tensor_tflops"),
+            log_l2=log_of("l2_cache_mb"),
+            log_tdp=log_of("tdp_w"),
+            vendor=text("vendor").fill_null("unknown"),
+            architecture=text("architecture").fill_null("unknown"),
+            segment=segment_expr() if "name" in gpus.columns else pl.lit("professional"),
+            line=product_line_expr() if "name" in gpus.columns else pl.lit("data_center"),
+            released=released,
+        )
+        .with_columns(line_first=pl.col("released").min().over("vendor", "line", "architecture"))
+        .drop("released")
     )
 
 
@@ -158,6 +199,9 @@ def _fit_spec(model: str, train: pl.DataFrame):
     if model == "tensor_bandwidth_power_family_neighbours":
         family = _fit_family(train)
         return _with_neighbours(family, train) if family is not None else simpler
+    if model == "tensor_bandwidth_power_family_line":
+        family = _fit_family(train)
+        return _with_line_pooling(family, train) if family is not None else simpler
     with_l2 = train.filter(pl.col("log_l2").is_not_null())
     if with_l2.height < MIN_FITTED_GPUS:
         return simpler
@@ -208,6 +252,104 @@ def _with_neighbours(predict, train: pl.DataFrame):
             w = np.exp(-d2 / (2 * NEIGHBOUR_SCALE**2))
             out[i] = base[i] + float((w * residual[same]).sum() / (w.sum() + 1.0))
         return out
+
+    return corrected
+
+
+def _line_effects(predict, train: pl.DataFrame) -> dict:
+    """(vendor, line, architecture) -> (first release, [line effect of each measured GPU]).
+
+    A GPU's line effect is its measured log performance minus the family prediction without
+    any architecture offset: what its architecture and line add beyond its specs.
+    """
+    rows = train.drop_nulls(["log_bw", "log_tf", "log_tdp"])
+    if rows.is_empty():
+        return {}
+    effect = rows["log_perf"].to_numpy() - predict(
+        rows.with_columns(architecture=pl.lit(NO_ARCHITECTURE))
+    )
+    cells: dict = {}
+    keys = rows.select("vendor", "line", "architecture", "line_first").iter_rows()
+    for (vendor, line, arch, first), e in zip(keys, effect, strict=True):
+        cells.setdefault((vendor, line, arch), (first, []))[1].append(float(e))
+    return cells
+
+
+def _nearest_generation(cells: dict, vendor: str, line: str, first: dt.date | None):
+    """The measured cell of `vendor` x `line` released nearest to `first` (ties: the older)."""
+    if first is None:
+        return None
+    near = [
+        (abs((first - cell_first).days), cell_first, arch, effects)
+        for (v, ln, arch), (cell_first, effects) in cells.items()
+        if v == vendor and ln == line and cell_first is not None
+    ]
+    if not near:
+        return None
+    days, _, arch, effects = min(near, key=lambda c: (c[0], c[1]))
+    return arch, effects, days / DAYS_PER_YEAR
+
+
+def pooling_sd(cells: dict) -> float:
+    """Per-year standard deviation of a line's effect from one generation to the next.
+
+    From every pair of consecutive measured generations of one vendor x line: the squared
+    change of the mean line effect over the years between their first releases (a random
+    walk in time); 0 with no such pair.
+    """
+    lines: dict = {}
+    for (vendor, line, _), (first, effects) in cells.items():
+        if first is not None:
+            lines.setdefault((vendor, line), []).append((first, float(np.mean(effects))))
+    steps = []
+    for generations in lines.values():
+        generations.sort()
+        for (t0, e0), (t1, e1) in zip(generations, generations[1:], strict=False):
+            years = max((t1 - t0).days / DAYS_PER_YEAR, 0.5)
+            steps.append((e1 - e0) ** 2 / years)
+    return float(np.sqrt(np.mean(steps))) if steps else 0.0
+
+
+def line_pooling(predict, train: pl.DataFrame, features: pl.DataFrame) -> pl.DataFrame:
+    """The pooled shift of each GPU whose vendor x line x architecture is unmeasured.
+
+    Per GPU of `features` whose cell has no measured GPU in `train`, from the nearest
+    measured generation of its vendor and line: gpu_id, pooled_from (that generation's
+    architecture), pooled_n (its measured GPUs), pooled_years (between the two
+    generations' first releases), pooled_weight (n / (n + FAMILY_RIDGE)), pooled_shift
+    (log: weight x (line effect - own architecture offset)) and pooled_sd (log: the
+    random-walk sd over those years, `pooling_sd`). GPUs not pooled are left out.
+    """
+    cells = _line_effects(predict, train)
+    step = pooling_sd(cells)
+    with_offset = predict(features)
+    arch_offset = with_offset - predict(features.with_columns(architecture=pl.lit(NO_ARCHITECTURE)))
+    out = []
+    keys = features.select("gpu_id", "vendor", "line", "architecture", "line_first").iter_rows()
+    for i, (gpu, vendor, line, arch, first) in enumerate(keys):
+        if (vendor, line, arch) in cells or np.isnan(with_offset[i]):
+            continue
+        nearest = _nearest_generation(cells, vendor, line, first)
+        if nearest is None:
+            continue
+        source, effects, years = nearest
+        weight = len(effects) / (len(effects) + FAMILY_RIDGE)
+        shift = weight * (float(np.mean(effects)) - float(arch_offset[i]))
+        out.append((gpu, source, len(effects), years, weight, shift, step * np.sqrt(years)))
+    return pl.DataFrame(out, schema=POOLED_SCHEMA, orient="row")
+
+
+def _with_line_pooling(predict, train: pl.DataFrame):
+    """`predict` with the pooled shift of `line_pooling` for GPUs of unmeasured cells."""
+    rows = train.drop_nulls(["log_bw", "log_tf", "log_tdp"])
+
+    def corrected(f: pl.DataFrame) -> np.ndarray:
+        out = predict(f)
+        pooled = line_pooling(predict, rows, f)
+        if pooled.is_empty():
+            return out
+        shift = dict(zip(pooled["gpu_id"], pooled["pooled_shift"], strict=True))
+        return out + np.array([shift.get(g, 0.0) for g in f["gpu_id"]])
 
     return corrected
 
@@ -290,8 +432,20 @@ def unseen_family_errors(measured: pl.DataFrame, gpus: pl.DataFrame, model: str)
     }
 
 
+def pooled_estimates(model: str, train: pl.DataFrame, features: pl.DataFrame) -> pl.DataFrame:
+    """`line_pooling` of the chosen model's family fit (empty unless it pools)."""
+    family = _fit_family(train) if model == "tensor_bandwidth_power_family_line" else None
+    if family is None:
+        return pl.DataFrame(schema=POOLED_SCHEMA)
+    return line_pooling(family, train.drop_nulls(["log_bw", "log_tf", "log_tdp"]), features)
+
+
 def spec_estimator(measured: pl.DataFrame, gpus: pl.DataFrame):
-    """(estimates, logo, chosen model, unseen-family errors) fitted on all measured GPUs."""
+    """(estimates, logo, chosen model, unseen-family errors) fitted on all measured GPUs.
+
+    The unseen-family dict also holds 'pooled': `line_pooling` of the GPUs the chosen
+    model pooled along their product line (an empty frame when it does not pool).
+    """
     logo = leave_one_gpu_out(measured, gpus)
     chosen = choose_spec_model(logo)
     train = measured.select("gpu_id", "log_perf").join(spec_features(gpus), on="gpu_id")
@@ -300,4 +454,5 @@ def spec_estimator(measured: pl.DataFrame, gpus: pl.DataFrame):
         anchor_log=pl.Series(_predict_with_fallback(chosen, train, features), dtype=pl.Float64)
     )
     unseen = unseen_family_errors(measured, gpus, chosen) if train.height >= 3 else {}
+    unseen["pooled"] = pooled_estimates(chosen, train, features)
     return estimates, logo.filter(pl.col("model") == chosen), chosen, unseen

@@ -33,7 +33,7 @@ from model.fit import (
 )
 from model.parameters import ModelParameters
 from model.performance import relative_performance
-from model.performance_fit import fit_log_performance, workload_rows
+from model.performance_fit import fit_log_performance, measured_workload, workload_rows
 from model.spec_estimator import (
     SPEC_MODELS,
     choose_spec_model,
@@ -192,16 +192,35 @@ def multi_gpu_checks(predictions: pl.DataFrame) -> list[dict]:
 # --- spec-based estimator -------------------------------------------------------------------
 
 
-def training_measured_set(debiased: pl.DataFrame, reference: str) -> pl.DataFrame:
-    """Measured 16-bit training log performance of the reference's connected set."""
+def training_measured_set(
+    debiased: pl.DataFrame, reference: str, weights: dict[str, float] | None = None
+) -> pl.DataFrame:
+    """Measured 16-bit training log performance of the reference's connected set.
+
+    With `weights` (the run's benchmark-class weights) it is the set the headline spec
+    estimator is fitted and chosen on (model/performance.py `training_16bit`).
+    """
+    if weights is not None:
+        return measured_workload(debiased, "training_16bit", reference, weights).filter(
+            pl.col("main")
+        )
     return fit_log_performance(workload_rows(debiased, "training_16bit"), reference).filter(
         pl.col("main")
     )
 
 
-def spec_estimator_checks(debiased: pl.DataFrame, gpus: pl.DataFrame, reference: str) -> list[dict]:
-    """Leave-one-GPU-out error of each candidate, and per GPU for the chosen one."""
-    measured = training_measured_set(debiased, reference)
+def spec_estimator_checks(
+    debiased: pl.DataFrame,
+    gpus: pl.DataFrame,
+    reference: str,
+    weights: dict[str, float] | None = None,
+) -> list[dict]:
+    """Leave-one-GPU-out error of each candidate, and per GPU for the chosen one.
+
+    `weights`: the run's benchmark-class weights, so the errors (and the choice) are those
+    of the measured values the headline estimates are fitted on.
+    """
+    measured = training_measured_set(debiased, reference, weights)
     logo = leave_one_gpu_out(measured, gpus)
     if logo.is_empty():
         return []
@@ -499,7 +518,7 @@ def model_validation(
     """
     rows = batch_gain_checks(constants, params)
     rows += multi_gpu_checks(multi_gpu_predictions(results, gpus, params))
-    rows += spec_estimator_checks(debiased, gpus, params.reference_gpu)
+    rows += spec_estimator_checks(debiased, gpus, params.reference_gpu, params.benchmark_weights)
     if relative is None:
         relative = _relative(debiased, gpus, params)  # once, for both checks
     rows += inference_bridge_checks(debiased, gpus, params, relative)

@@ -12,15 +12,18 @@ import pytest
 from model.bridging import eight_bit_speedup
 from model.debias import debias, mlperf_multi_node, select_comparable
 from model.parameters import ModelParameters
-from model.performance import relative_performance
+from model.performance import _pooled_interval, relative_performance
 from model.plausibility import (
     form_factor_pairs,
     plausibility_problems,
     same_die_pairs,
 )
 from model.spec_estimator import (
+    SPEC_MODELS,
+    _fit_family,
     _fit_spec,
     leave_one_gpu_out,
+    line_pooling,
     spec_estimator,
     spec_features,
 )
@@ -379,7 +382,7 @@ def test_leave_one_gpu_out_reports_each_gpus_vendor():
     )  # fmt: skip
     logo = leave_one_gpu_out(measured, gpus)
     per_vendor = logo.group_by("model", "vendor").agg(pl.col("ape").median())
-    assert per_vendor.height == 2 * 6
+    assert per_vendor.height == 2 * len(SPEC_MODELS)
 
 
 # --- 8-bit ---------------------------------------------------------------------------------
@@ -521,6 +524,98 @@ def test_an_unmeasured_card_inherits_its_measured_siblings_residual():
     assert plain["c2"] > plain["p2"]  # the consumer segment offset, learnt from c1
     # Same specs, other segment: corrected only by its own segment's (accurate) residuals.
     assert near["c2"] - plain["c2"] > near["p2"] - plain["p2"]
+
+
+def line_catalog():
+    """family_catalog's data-center parts plus a GeForce line over four generations.
+
+    Measured: c20 (arch 'c20', 2020) and c22 (arch 'c22', 2022), both beating the
+    data-center parts' specs-to-performance (+0.3); d25, the data-center part of arch
+    'n25', sitting below it (-0.2). Unmeasured: c25 (GeForce of arch 'n25', 2025) and c29
+    (GeForce of arch 'n29', 2029: further from the last measured GeForce generation).
+    """
+    base = family_catalog().filter(pl.col("gpu_id").str.starts_with("g"))
+    spec = {"memory_bandwidth_gbs": 1000.0, "fp16_tensor_tflops": 165.0, "tdp_w": 450.0}
+    line = catalog(
+        [
+            {"gpu_id": "c20", "architecture": "c20", "release_date": dt.date(2020, 9, 1), **spec},
+            {"gpu_id": "c22", "architecture": "c22", "release_date": dt.date(2022, 10, 1),
+             **spec},
+            {"gpu_id": "d25", "architecture": "n25", "release_date": dt.date(2024, 3, 1),
+             "memory_bandwidth_gbs": 4000.0, "fp16_tensor_tflops": 900.0, "tdp_w": 700.0},
+            {"gpu_id": "c25", "architecture": "n25", "release_date": dt.date(2025, 1, 30),
+             **spec},
+            {"gpu_id": "c29", "architecture": "n29", "release_date": dt.date(2029, 1, 30),
+             **spec},
+        ]
+    )  # fmt: skip
+    names = {"c20": "GeForce C20", "c22": "GeForce C22", "d25": "D25", "c25": "GeForce C25",
+             "c29": "GeForce C29"}  # fmt: skip
+    return pl.concat(
+        [
+            base.with_columns(name=pl.lit("Instinct")),
+            line.with_columns(name=pl.col("gpu_id").replace_strict(names)),
+        ]
+    )
+
+
+def test_an_unmeasured_generation_of_a_line_is_pooled_with_the_lines_last_measured_one():
+    """Partial pooling along a product line: the GeForce card of an architecture measured
+    only in the data center is moved toward what the measured GeForce cards do beyond their
+    specs, and the further its generation is from theirs, the wider its interval."""
+    gpus = line_catalog()
+    truth = {r["gpu_id"]: family_truth(r) for r in gpus.iter_rows(named=True)}
+    truth["c20"] += 0.25
+    truth["c22"] += 0.35
+    truth["d25"] -= 0.2
+    measured = [g for g in truth if g not in ("c25", "c29")]
+    train = pl.DataFrame({"gpu_id": measured, "log_perf": [truth[g] for g in measured]}).join(
+        spec_features(gpus), on="gpu_id"
+    )
+    features = spec_features(gpus)
+    ids = features["gpu_id"].to_list()
+    plain = dict(zip(ids, _fit_spec("tensor_bandwidth_power_family", train)(features), strict=True))
+    line = _fit_spec("tensor_bandwidth_power_family_line", train)(features)
+    pooled_est = dict(zip(ids, line, strict=True))
+    # Right direction: toward the GeForce line (above its specs), away from d25's offset;
+    # measured cells are not touched.
+    assert pooled_est["c25"] - plain["c25"] > 0.05
+    assert abs(truth["c25"] + 0.3 - pooled_est["c25"]) < abs(truth["c25"] + 0.3 - plain["c25"])
+    assert pooled_est["c22"] == pytest.approx(plain["c22"])
+    assert pooled_est["d25"] == pytest.approx(plain["d25"])
+    pooled = {
+        r["gpu_id"]: r
+        for r in line_pooling(
+            _fit_family(train), train.drop_nulls(["log_bw", "log_tf", "log_tdp"]), features
+        ).iter_rows(named=True)
+    }
+    assert set(pooled) == {"c25", "c29"}
+    assert pooled["c25"]["pooled_from"] == "c22" and pooled["c25"]["pooled_n"] == 1
+    assert pooled["c25"]["pooled_weight"] == pytest.approx(0.5)  # one GPU keeps half
+    # The interval widens with the years between the generations (2.3 vs 6.3 years).
+    assert pooled["c29"]["pooled_years"] > pooled["c25"]["pooled_years"] > 2
+    assert pooled["c29"]["pooled_sd"] > pooled["c25"]["pooled_sd"] > 0
+    near = _pooled_interval(-0.1, 0.1, "range", pooled["c25"])
+    far = _pooled_interval(-0.1, 0.1, "range", pooled["c29"])
+    assert far[0] < near[0] < -0.1 and far[1] > near[1] > 0.1
+    assert "pooling with the measured c22 GPUs" in near[2]
+
+
+def test_spec_estimator_reports_the_gpus_it_pooled():
+    gpus = line_catalog()
+    truth = {r["gpu_id"]: family_truth(r) for r in gpus.iter_rows(named=True)}
+    truth["c20"] += 0.25
+    truth["c22"] += 0.35
+    truth["d25"] -= 0.2
+    measured = pl.DataFrame(
+        [{"gpu_id": g, "log_perf": v} for g, v in truth.items() if g not in ("c25", "c29")]
+    )
+    _, _, chosen, unseen = spec_estimator(measured, gpus)
+    pooled = unseen["pooled"]
+    if chosen == "tensor_bandwidth_power_family_line":
+        assert set(pooled["gpu_id"]) == {"c25", "c29"}
+    else:
+        assert pooled.is_empty()
 
 
 def test_eight_bit_rule_is_validated_against_measured_8bit_results():
