@@ -165,3 +165,28 @@ def bar_panel(
         y=y, x=alt.X(f"{low}:Q"), x2=alt.X2(f"{high}:Q")
     )
     return alt.layer(bars, rules)
+
+
+# Interactivity (issue 25): the parameters below do nothing in the static SVG (an empty
+# legend selection selects everything, a scale binding starts at the data's domain), so
+# the page without JavaScript shows the same chart; the interactive view (charts/
+# interactive.js) then lets the reader zoom and pick legend entries. Names are fixed, not
+# Altair's counters, so a spec is the same from one build to the next.
+FADED = 0.12
+
+
+def zoom(name: str = "zoom", encodings: tuple[str, ...] = ("x", "y")) -> alt.Parameter:
+    """Scroll to zoom, drag to pan, double-click to reset, on `encodings` (one name per view)."""
+    return alt.selection_interval(bind="scales", encodings=list(encodings), name=name)
+
+
+def legend_pick(field: str, name: str = "pick") -> alt.Parameter:
+    """Click a legend entry of `field` to highlight its marks (shift-click: several)."""
+    return alt.selection_point(fields=[field], bind="legend", name=name)
+
+
+def picked(param: alt.Parameter, selected, faded: float = FADED) -> dict:
+    """Opacity `selected` (a value or a field encoding) where picked, else faded."""
+    if not isinstance(selected, alt.Opacity):
+        selected = alt.value(selected)
+    return alt.condition(param, selected, alt.value(faded))
