@@ -146,7 +146,7 @@ def front_chart_builders(ds: Dataset, narrow: bool) -> dict:
             data.cloud_perf, cloud_gpus(ds, 10 if narrow else 14), narrow
         ),
         "buy_vs_rent": lambda: buy_vs_rent_chart(
-            data.cloud, buy_vs_rent_gpus(ds), horizon, narrow=narrow
+            data.cloud, ds.current_prices, buy_vs_rent_gpus(ds), horizon, narrow=narrow
         ),
         "sensitivity": lambda: sensitivity_chart(ds.sensitivity, narrow),
         "llm_value": lambda: llm_value_chart(ds.llm_throughput, data.perf, narrow),

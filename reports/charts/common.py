@@ -149,16 +149,22 @@ def bar_panel(
     title: str,
     width: int,
     tooltip: list,
+    pick: alt.Parameter | None = None,
 ) -> alt.LayerChart:
-    """Horizontal bars sorted by value with a 95 % interval rule; estimates faded."""
+    """Horizontal bars sorted by value with a 95 % interval rule; estimates faded.
+
+    `pick`: a legend selection (defined on another panel or added here by the caller)
+    that fades the bars not picked.
+    """
     order = data.sort(value, descending=True)[label].to_list()
     base = alt.Chart(data, height=alt.Step(12), width=width, title=title)
     y = alt.Y(f"{label}:N", sort=order, title=None, axis=alt.Axis(labelLimit=230))
+    opacity = alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance")
     bars = base.mark_bar().encode(
         y=y,
         x=alt.X(f"{value}:Q", title=x_title),
         color=color,
-        opacity=alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance"),
+        opacity=opacity if pick is None else picked(pick, opacity),
         tooltip=tooltip,
     )
     rules = base.mark_rule(color="#222", strokeWidth=1).encode(
@@ -186,7 +192,12 @@ def legend_pick(field: str, name: str = "pick") -> alt.Parameter:
 
 
 def picked(param: alt.Parameter, selected, faded: float = FADED) -> dict:
-    """Opacity `selected` (a value or a field encoding) where picked, else faded."""
+    """Opacity `selected` (a value or a field encoding) where picked, else faded.
+
+    Written as "faded where not picked", so the unconditional part (what a legend draws
+    its symbols with) is `selected`: the other way round, Vega-Lite would draw every
+    legend symbol faded in the static SVG.
+    """
     if not isinstance(selected, alt.Opacity):
         selected = alt.value(selected)
-    return alt.condition(param, selected, alt.value(faded))
+    return alt.condition(~param, alt.value(faded), selected)

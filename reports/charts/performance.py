@@ -11,9 +11,12 @@ from reports.charts.common import (
     METHOD_OPACITY,
     WORKLOAD_TITLES,
     bar_panel,
+    legend_pick,
     meta,
+    picked,
     stack,
     wrap_title,
+    zoom,
 )
 
 
@@ -45,6 +48,7 @@ def perf_per_dollar_chart(
     """Bars of perf per $1,000 (1-GPU system), one panel and axis per workload."""
     data = perf_per_dollar_data(perf, run_date)
     top = 12 if narrow else 20
+    pick = legend_pick("market")
     panels = []
     for workload, title in WORKLOAD_TITLES.items():
         part = (
@@ -77,8 +81,11 @@ def perf_per_dollar_chart(
                     alt.Tooltip("ppk_high:Q", format=".3f", title="95 % high"),
                     alt.Tooltip("total_cost_usd:Q", format="$,.0f"),
                 ],
+                pick,
             )
         )
+        if len(panels) == 1:  # one legend selection, defined once, shared by every panel
+            panels[0] = panels[0].add_params(pick)
     return meta(
         stack(panels, narrow).properties(
             title=wrap_title("Performance per dollar, 1-GPU system", narrow)
@@ -185,6 +192,7 @@ def memory_value_chart(
         axis=alt.Axis(values=ticks, title="memory (GB, log)"),
     )
     panels = []
+    pick = legend_pick("market")
     for workload, title in WORKLOAD_TITLES.items():
         part = data.filter(pl.col("workload") == workload).drop("workload")
         if part.is_empty():
@@ -195,9 +203,17 @@ def memory_value_chart(
             x=x,
             y=alt.Y("ppk:Q", title="perf per $1,000"),
             color=alt.Color("market:N", scale=MARKET_COLORS, title="price"),
-            opacity=alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance"),
-            tooltip=["gpu_id", "memory_gb", "market", alt.Tooltip("ppk:Q", format=".3f")],
-        )
+            opacity=picked(
+                pick, alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance")
+            ),
+            tooltip=["gpu_id", "memory_gb", "market", "method",
+                     alt.Tooltip("ppk:Q", format=".3f", title="perf per $1,000"),
+                     alt.Tooltip("ppk_low:Q", format=".3f", title="95 % low"),
+                     alt.Tooltip("ppk_high:Q", format=".3f", title="95 % high")],
+        )  # fmt: skip
+        points = points.add_params(zoom(f"zoom{len(panels)}"))
+        if not panels:  # one legend selection, shared by the panels
+            points = points.add_params(pick)
         bars = base.mark_rule(color="#999", opacity=0.5).encode(x=x, y="ppk_low:Q", y2="ppk_high:Q")
         # Picks at 48 GB and more are labelled to their left: a long name (the RTX PRO 6000
         # Max-Q's) at the right edge would widen the chart past a phone's screen.
