@@ -11,6 +11,10 @@ WORKLOAD_TITLES = {
     "inference_16bit": "16-bit inference",
     "inference_8bit": "8-bit inference",
 }
+# The markets a buyer can pay, the only ones a chart or page shows. The model's 'mean' of
+# the two (Dettmers' ranking price, current_prices and perf_per_dollar rows with market
+# 'mean') is nobody's price: it stays in the downloadable tables only.
+BUY_MARKETS = ("new", "used")
 MARKET_COLORS = alt.Scale(domain=["new", "used"], range=["#1f77b4", "#e6731a"])
 METHOD_OPACITY = alt.Scale(domain=["measured", "estimated"], range=[1.0, 0.4])
 NARROW_WIDTH = 370

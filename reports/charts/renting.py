@@ -4,11 +4,7 @@ import altair as alt
 import polars as pl
 
 from model.resale import DAYS_PER_YEAR, break_even_day, net_of_fees
-from reports.charts.common import legend_pick, meta, picked, wrap_title, zoom
-
-# The market a buyer pays: new where the GPU is priced new, else used. Never the model's
-# 'mean' of the two (Dettmers' ranking price): nobody can buy at that price.
-BUY_MARKETS = ("new", "used")
+from reports.charts.common import BUY_MARKETS, legend_pick, meta, picked, wrap_title, zoom
 
 
 def cloud_prices_chart(
@@ -64,7 +60,10 @@ def cloud_prices_chart(
 
 
 def market_prices(prices: pl.DataFrame) -> pl.DataFrame:
-    """Per GPU the price a buyer pays at the as-of date: gpu_id, market, market_price_usd."""
+    """Per GPU the price a buyer pays at the as-of date: gpu_id, market, market_price_usd.
+
+    New where the GPU is priced new, else used (BUY_MARKETS' order).
+    """
     order = {m: i for i, m in enumerate(BUY_MARKETS)}
     return (
         prices.filter(pl.col("market").is_in(BUY_MARKETS))
