@@ -163,7 +163,7 @@ def bar_panel(
     order = data.sort(value, descending=True)[label].to_list()
     base = alt.Chart(data, height=alt.Step(12), width=width, title=title)
     y = alt.Y(f"{label}:N", sort=order, title=None, axis=alt.Axis(labelLimit=230))
-    opacity = alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance")
+    opacity = alt.Opacity("method:O", scale=METHOD_OPACITY, title="performance")
     bars = base.mark_bar().encode(
         y=y,
         x=alt.X(f"{value}:Q", title=x_title),

@@ -109,7 +109,7 @@ def _panel(part: pl.DataFrame, size: int, index: int, narrow: bool) -> alt.Layer
         x=x,
         y=y,
         color=alt.Color("market:N", scale=MARKET_COLORS, title="price"),
-        opacity=picked(pick, alt.Opacity("evidence:N", scale=METHOD_OPACITY, title="speed")),
+        opacity=picked(pick, alt.Opacity("evidence:O", scale=METHOD_OPACITY, title="speed")),
         tooltip=["label", "market", "evidence",
                  alt.Tooltip("cost:Q", format="$,.0f", title="system cost"),
                  alt.Tooltip("tps:Q", format=".1f", title="tokens/s"),

@@ -204,7 +204,7 @@ def memory_value_chart(
             y=alt.Y("ppk:Q", title="perf per $1,000"),
             color=alt.Color("market:N", scale=MARKET_COLORS, title="price"),
             opacity=picked(
-                pick, alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance")
+                pick, alt.Opacity("method:O", scale=METHOD_OPACITY, title="performance")
             ),
             tooltip=["gpu_id", "memory_gb", "market", "method",
                      alt.Tooltip("ppk:Q", format=".3f", title="perf per $1,000"),
