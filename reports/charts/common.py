@@ -59,9 +59,11 @@ FIGURES = [
     Figure(
         "price_history",
         "Price history of popular GPUs",
-        "Weekly median price, new and used, from the cited price history; the point at the "
-        "right edge is the price at the as-of date (triangle: nowcast from an older "
-        "observation) with its interval.",
+        "Weekly median price, new and used, from the cited price history (monthly or coarser "
+        "when the history is too long for one chart: the title says which). A line joins "
+        "consecutive bins only: a gap in the history is a gap in the line, a lone bin a dot. "
+        "The point at the right edge is the price at the as-of date (triangle: nowcast from "
+        "an older observation) with its interval.",
     ),
     Figure(
         "cloud_prices",
@@ -72,8 +74,9 @@ FIGURES = [
     Figure(
         "buy_vs_rent",
         "Buy or rent: cumulative cost",
-        "Cumulative cost of buying a 1-GPU system (price + host, then electricity, less what "
-        "the GPU would sell for used on that day) and of renting the cheapest on-demand "
+        "Cumulative cost of buying a 1-GPU system (the new price, or the used one where the "
+        "GPU is not sold new, + host, then electricity, less what the GPU would sell for used "
+        "on that day) and of renting the cheapest on-demand "
         "offer, at three utilisations, over the ownership period; renting is cheaper until "
         "the lines cross (the dot: break-even day; no dot: never within the period).",
     ),
@@ -84,14 +87,16 @@ FIGURES = [
         "of the smallest system of each GPU that holds the model, against the system's total "
         "cost of ownership (GPUs at the as-of date's price, host, electricity; log axis), at its "
         "cheaper market. Faded: speed modelled from bandwidth; solid: the GPU also has "
-        "measured rows. Line: 95 % interval of the speed.",
+        "measured rows. Line: 95 % interval of the speed. Labels: the fastest systems for "
+        "their cost, where a label fits without covering another (every point has a tooltip "
+        "in the interactive view).",
     ),
     Figure(
         "sensitivity",
         "How the top picks move with the assumptions",
         "Rank of the 1-GPU systems that make a top 3 (16-bit training) as one assumption "
         "varies and the others stay at the run's settings: electricity price, utilisation "
-        "and years of ownership.",
+        "and years of ownership. A line breaks where the GPU leaves the top 8.",
     ),
 ]
 

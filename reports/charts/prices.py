@@ -71,6 +71,7 @@ def price_history_data(
     and `n`, the observations behind the median.
     """
     binned, step = binned_history(history.filter(pl.col("gpu_id").is_in(gpu_ids)))
+    run = ("gpu_id", "market", "segment")
     lines = with_runs(binned, step).select(
         "gpu_id",
         "market",
@@ -80,6 +81,13 @@ def price_history_data(
         segment="segment",
         n="n",
         step=pl.lit(step),
+        # The run's extent, the same on each of its rows: what a line's tooltip can say
+        # truthfully (Vega shows one row's fields for a whole line).
+        run_from=pl.col("week").min().over(run),
+        run_to=pl.col("week").max().over(run),
+        run_low=pl.col("price_usd").min().over(run),
+        run_high=pl.col("price_usd").max().over(run),
+        bins=pl.len().over(run),
     )
     latest = current.filter(
         pl.col("gpu_id").is_in(gpu_ids) & pl.col("market").is_in(["new", "used"])
@@ -104,7 +112,7 @@ def step_word(data: pl.DataFrame) -> str:
 
 
 def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart:
-    """Lines through consecutive bins only (straight, never smoothed), a dot per bin."""
+    """Lines through consecutive bins only (straight, never smoothed), a dot per lone bin."""
     base = alt.Chart(data)
     x = alt.X("day:T", title=None, axis=alt.Axis(format="%Y", tickCount="year"))
     y = alt.Y("price_usd:Q", title="USD", scale=alt.Scale(zero=False))
@@ -112,19 +120,37 @@ def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart
     pick = legend_pick("market")
     history = base.transform_filter(alt.datum.kind == "history")
     line = history.mark_line(strokeWidth=1.5).encode(
-        x=x, y=y, color=color, detail="segment:N", opacity=picked(pick, 1)
-    )
-    dots = history.mark_point(filled=True, size=9).encode(
         x=x,
         y=y,
         color=color,
+        detail="segment:N",
         opacity=picked(pick, 1),
         tooltip=[
             alt.Tooltip("market:N"),
-            alt.Tooltip("day:T", title="bin from", format="%Y-%m-%d"),
-            alt.Tooltip("price_usd:Q", title="median", format="$,.0f"),
-            alt.Tooltip("n:Q", title="observations"),
+            alt.Tooltip("run_from:T", title="from", format="%Y-%m-%d"),
+            alt.Tooltip("run_to:T", title="to", format="%Y-%m-%d"),
+            alt.Tooltip("bins:Q", title="bins with a price"),
+            alt.Tooltip("run_low:Q", title="lowest median", format="$,.0f"),
+            alt.Tooltip("run_high:Q", title="highest median", format="$,.0f"),
         ],
+    )
+    # A bin with no neighbour is a dot (a line of one point draws nothing). Only those:
+    # a dot on every bin would make the SVGs several times larger.
+    dots = (
+        history.transform_filter(alt.datum.bins == 1)
+        .mark_point(filled=True, size=12, aria=False)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            opacity=picked(pick, 1),
+            tooltip=[
+                alt.Tooltip("market:N"),
+                alt.Tooltip("day:T", title="bin from", format="%Y-%m-%d"),
+                alt.Tooltip("price_usd:Q", title="median", format="$,.0f"),
+                alt.Tooltip("n:Q", title="observations"),
+            ],
+        )
     )
     latest = base.transform_filter(alt.datum.kind == "as_of")
     band = latest.mark_rule(strokeWidth=3, opacity=0.5).encode(
