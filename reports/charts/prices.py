@@ -71,7 +71,6 @@ def price_history_data(
     and `n`, the observations behind the median.
     """
     binned, step = binned_history(history.filter(pl.col("gpu_id").is_in(gpu_ids)))
-    run = ("gpu_id", "market", "segment")
     lines = with_runs(binned, step).select(
         "gpu_id",
         "market",
@@ -81,13 +80,6 @@ def price_history_data(
         segment="segment",
         n="n",
         step=pl.lit(step),
-        # The run's extent, the same on each of its rows: what a line's tooltip can say
-        # truthfully (Vega shows one row's fields for a whole line).
-        run_from=pl.col("week").min().over(run),
-        run_to=pl.col("week").max().over(run),
-        run_low=pl.col("price_usd").min().over(run),
-        run_high=pl.col("price_usd").max().over(run),
-        bins=pl.len().over(run),
     )
     latest = current.filter(
         pl.col("gpu_id").is_in(gpu_ids) & pl.col("market").is_in(["new", "used"])
@@ -118,8 +110,20 @@ def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart
     y = alt.Y("price_usd:Q", title="USD", scale=alt.Scale(zero=False))
     color = alt.Color("market:N", scale=MARKET_COLORS, title="market")
     pick = legend_pick("market")
-    history = base.transform_filter(alt.datum.kind == "history")
-    line = history.mark_line(strokeWidth=1.5).encode(
+    # Each run's extent, the same on each of its rows (computed by Vega, not stored in the
+    # spec's data): what a line's tooltip can say truthfully, as Vega shows one row's fields
+    # for a whole line.
+    history = base.transform_filter(alt.datum.kind == "history").transform_joinaggregate(
+        run_from="min(day)",
+        run_to="max(day)",
+        run_low="min(price_usd)",
+        run_high="max(price_usd)",
+        bins="count()",
+        groupby=["gpu_id", "market", "segment"],
+    )
+    # aria=False: the static SVG is an <img> (its alt text speaks for it), and an ARIA
+    # label on every line and dot would make it several times larger.
+    line = history.mark_line(strokeWidth=1.5, aria=False).encode(
         x=x,
         y=y,
         color=color,
