@@ -192,17 +192,16 @@ def price_history_chart(
 ) -> alt.TopLevelMixin:
     """Small multiples of price history (new, used) with the as-of date's price and its band."""
     data = price_history_data(history, current, gpu_ids, run_date)
+    step = step_word(data)
     width, columns = (290, 1) if narrow else (270, 3)
     chart = (
-        _price_layers(data, width, 150)
+        _price_layers(data.drop("step"), width, 150)
         .facet(facet=alt.Facet("gpu_id:N", title=None, sort=gpu_ids), columns=columns)
         .resolve_scale(y="independent")
     )
     return meta(
         chart.properties(
-            title=wrap_title(
-                f"Price history: {step_word(data)} median and price at the as-of date", narrow
-            )
+            title=wrap_title(f"Price history: {step} median and price at the as-of date", narrow)
         ),
         "price_history",
     )
@@ -242,8 +241,8 @@ def render_gpu_price_charts(
     source = next(i for i, d in enumerate(vega["data"]) if d.get("name") == "prices")
     paths = []
     for (gpu_id,), rows in data.partition_by("gpu_id", as_dict=True, maintain_order=True).items():
-        values = _rows(rows)
         title = f"{gpu_id}: price history ({step_word(rows)} median)"
+        values = _rows(rows.drop("step", "gpu_id"))  # the same on every row: in the title
         spec = {**template, "title": title, "datasets": {"prices": values}}
         compiled = {**vega, "title": {**vega.get("title", {}), "text": title}}
         compiled["data"] = [
