@@ -54,7 +54,8 @@ FIGURES = [
         "Memory versus performance per dollar",
         "Each priced GPU at its better market (1-GPU system): memory on the x axis (log), "
         "performance per $1,000 on the y axis, with 95 % intervals; dashed lines mark the "
-        "memory tiers and the labelled points are the verdicts per tier.",
+        "memory tiers and the labelled points are the verdicts per tier (those whose label "
+        "fits without covering another).",
     ),
     Figure(
         "price_history",

@@ -3,8 +3,8 @@
 Vega-Lite has no label placement that avoids collisions, so the chart's scales are fixed
 here (explicit domains) and each candidate label's box is estimated in pixels: labels are
 accepted greedily, most important first, where the box stays inside the plot and touches
-no accepted label and no other point. A label that fits nowhere is left out (its point
-keeps its tooltip in the interactive view).
+no accepted label, clear of the other points where it can be. A label that fits nowhere is
+left out (its point keeps its tooltip in the interactive view).
 """
 
 import math
@@ -16,6 +16,14 @@ CHAR_PX = 5.6  # average width of a character at font size 10 (Helvetica/Arial d
 LINE_PX = 11.0  # a label's height at font size 10
 POINT_PX = 4.0  # half the width of a size-45 point
 DX, DY = 5.0, -6.0  # the text's offset from its point (as the chart's text marks)
+
+
+def nice_top(value: float) -> float:
+    """`value` rounded up to a half power of ten (0.37 -> 0.4, 183 -> 200): an axis' end."""
+    if value <= 0:
+        return 1.0
+    step = 10 ** math.floor(math.log10(value)) / 2
+    return math.ceil(value / step) * step
 
 
 @dataclass(frozen=True)
@@ -60,7 +68,7 @@ def place_labels(
     """`frame` with `label_side` ('right', 'left' or null) for at most `limit` labels.
 
     Candidates (`candidate` true) are tried in the frame's order (put the most important
-    first); every point of the frame is an obstacle.
+    first); every point of the frame is avoided where a side clear of points exists.
     """
     points = [plot.px(a, b) for a, b in zip(frame[x], frame[y], strict=True)]
     obstacles: list[Box] = [
@@ -71,12 +79,24 @@ def place_labels(
     for i, (text, wanted) in enumerate(zip(frame[label], frame[candidate], strict=True)):
         if not wanted or len(placed) >= limit:
             continue
-        for side in ("right", "left"):
-            box = label_box(*points[i], text, side)
-            inside = box[0] >= 0 and box[2] <= plot.width and box[1] >= -4 and box[3] <= plot.height
-            clear = not any(_overlaps(box, o) for j, o in enumerate(obstacles) if j != i)
-            if inside and clear and not any(_overlaps(box, p) for p in placed):
-                placed.append(box)
-                sides[i] = side
-                break
+        boxes = {side: label_box(*points[i], text, side) for side in ("right", "left")}
+        fits = {
+            side: box[0] >= 0
+            and box[2] <= plot.width
+            and box[1] >= -4
+            and box[3] <= plot.height
+            and not any(_overlaps(box, p) for p in placed)
+            for side, box in boxes.items()
+        }
+        # Clear of every other point where possible; else over points but never over
+        # another label (a label over a point is legible, two labels over each other not).
+        clear = [
+            side
+            for side, box in boxes.items()
+            if fits[side] and not any(_overlaps(box, o) for j, o in enumerate(obstacles) if j != i)
+        ]
+        choice = (clear or [side for side in boxes if fits[side]] or [None])[0]
+        if choice is not None:
+            placed.append(boxes[choice])
+            sides[i] = choice
     return frame.with_columns(label_side=pl.Series(sides, dtype=pl.Utf8))

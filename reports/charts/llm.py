@@ -1,7 +1,5 @@
 """The LLM chart: decode tokens per second against system cost, per model size."""
 
-import math
-
 import altair as alt
 import polars as pl
 
@@ -15,7 +13,7 @@ from reports.charts.common import (
     wrap_title,
     zoom,
 )
-from reports.charts.labels import DX, DY, Plot, place_labels
+from reports.charts.labels import DX, DY, Plot, nice_top, place_labels
 
 LABELS_PER_PANEL = 8
 
@@ -72,8 +70,7 @@ def _domains(part: pl.DataFrame) -> tuple[tuple[float, float], tuple[float, floa
     """
     low, high = part["cost"].min(), part["cost"].max()
     top = max(part["tps_high"].max() or 0.0, part["tps"].max())
-    step = 10 ** math.floor(math.log10(top)) / 2 if top > 0 else 1.0
-    return (low / 1.25, high * 1.25), (0.0, math.ceil(top / step) * step)
+    return (low / 1.25, high * 1.25), (0.0, nice_top(top))
 
 
 def labelled(part: pl.DataFrame, plot: Plot) -> pl.DataFrame:
