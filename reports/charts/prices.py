@@ -113,13 +113,21 @@ def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart
     # Each run's extent, the same on each of its rows (computed by Vega, not stored in the
     # spec's data): what a line's tooltip can say truthfully, as Vega shows one row's fields
     # for a whole line.
-    history = base.transform_filter(alt.datum.kind == "history").transform_joinaggregate(
-        run_from="min(day)",
-        run_to="max(day)",
-        run_low="min(price_usd)",
-        run_high="max(price_usd)",
-        bins="count()",
-        groupby=["gpu_id", "market", "segment"],
+    history = (
+        base.transform_filter(alt.datum.kind == "history")
+        .transform_joinaggregate(
+            run_from="min(day)",
+            run_to="max(day)",
+            run_low="min(price_usd)",
+            run_high="max(price_usd)",
+            bins="count()",
+            groupby=["gpu_id", "market", "segment"],
+        )
+        .transform_calculate(
+            # As text: Vega-Lite would parse the aggregated dates (numbers) again as dates.
+            from_day="timeFormat(datum.run_from, '%Y-%m-%d')",
+            to_day="timeFormat(datum.run_to, '%Y-%m-%d')",
+        )
     )
     # aria=False: the static SVG is an <img> (its alt text speaks for it), and an ARIA
     # label on every line and dot would make it several times larger.
@@ -131,8 +139,8 @@ def _price_layers(data: pl.DataFrame, width: int, height: int) -> alt.LayerChart
         opacity=picked(pick, 1),
         tooltip=[
             alt.Tooltip("market:N"),
-            alt.Tooltip("run_from:T", title="from", format="%Y-%m-%d"),
-            alt.Tooltip("run_to:T", title="to", format="%Y-%m-%d"),
+            alt.Tooltip("from_day:N", title="from"),
+            alt.Tooltip("to_day:N", title="to"),
             alt.Tooltip("bins:Q", title="bins with a price"),
             alt.Tooltip("run_low:Q", title="lowest median", format="$,.0f"),
             alt.Tooltip("run_high:Q", title="highest median", format="$,.0f"),

@@ -181,8 +181,32 @@ def buy_vs_rent_chart(
 ) -> alt.TopLevelMixin:
     """Cumulative cost of buying vs renting over time, small multiples per GPU."""
     data = buy_vs_rent_data(cloud, prices, gpu_ids, utilizations, horizon)
-    base = alt.Chart(data)
     pick = legend_pick("use")
+    width, columns = (280, 1) if narrow else (300, 2)
+    # One chart per GPU (not a facet): a GPU with no break-even has no dots layer at all,
+    # where a facet cell with an empty layer made Vega warn of an infinite extent.
+    panels = []
+    for (panel,), part in sorted(data.partition_by("panel", as_dict=True).items()):
+        chart = _buy_vs_rent_panel(part, horizon, pick, len(panels))
+        panels.append(
+            chart.properties(
+                width=width,
+                height=170,
+                title=alt.TitleParams(panel, fontSize=12, fontWeight="normal", anchor="middle"),
+            )
+        )
+    chart = alt.concat(*panels, columns=columns, spacing=18)
+    return meta(
+        chart.properties(title=wrap_title("Buy or rent: cumulative cost over time", narrow)),
+        "buy_vs_rent",
+    )
+
+
+def _buy_vs_rent_panel(
+    part: pl.DataFrame, horizon: float, pick: alt.Parameter, index: int
+) -> alt.LayerChart:
+    """One GPU's lines (buy, rent per utilisation) and its break-even dots, if any."""
+    base = alt.Chart(part)
     x = alt.X("day:Q", title="days", scale=alt.Scale(domain=[0, horizon]))
     y = alt.Y("usd:Q", title="cumulative USD")
     color = alt.Color("use:N", title="utilisation")
@@ -200,8 +224,12 @@ def buy_vs_rent_chart(
             opacity=picked(pick, 1),
             tooltip=["gpu_id", "use", "way"],
         )
-        .add_params(pick, zoom(encodings=("x",)))
+        .add_params(zoom(f"zoom{index}", encodings=("x",)))
     )
+    if index == 0:  # one legend selection, shared by the panels
+        lines = lines.add_params(pick)
+    if part.filter(pl.col("way") == "break-even").is_empty():
+        return alt.layer(lines)
     dots = (
         base.transform_filter(alt.datum.way == "break-even")
         .mark_point(filled=True, size=50)
@@ -218,14 +246,4 @@ def buy_vs_rent_chart(
             ],
         )
     )
-    width, columns = (280, 1) if narrow else (300, 2)
-    chart = (
-        alt.layer(lines, dots)
-        .properties(width=width, height=170)
-        .facet(facet=alt.Facet("panel:N", title=None), columns=columns)
-        .resolve_scale(y="independent")
-    )
-    return meta(
-        chart.properties(title=wrap_title("Buy or rent: cumulative cost over time", narrow)),
-        "buy_vs_rent",
-    )
+    return alt.layer(lines, dots)
