@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import altair as alt
 import polars as pl
 
-CHART_VERSION = "3"
+CHART_VERSION = "4"  # 4: interactivity parameters, runs (segment) on lines, no mean
 WORKLOAD_TITLES = {
     "training_16bit": "16-bit training",
     "inference_16bit": "16-bit inference",
