@@ -137,9 +137,10 @@ def test_with_javascript_the_charts_are_interactive_with_tooltips(chromium, serv
     assert count >= 1
     for i in range(count):  # charts are drawn as they come near the screen
         figures.nth(i).scroll_into_view_if_needed()
-    page.wait_for_function(
-        f"document.querySelectorAll('figure.live .chart-live svg').length >= {count}",
-        timeout=120_000,
+    # A locator, not wait_for_function: that evaluates a string, which the page's CSP
+    # (no 'unsafe-eval') refuses.
+    page.locator("figure.live .chart-live svg").nth(count - 1).wait_for(
+        state="attached", timeout=120_000
     )
     live = page.locator("figure.live").first
     # The SVG image is replaced (hidden), the interactive view drawn in its place.
