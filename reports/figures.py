@@ -2,7 +2,8 @@
 
 `render_site_charts` writes the front page's figures (wide and narrow variants and their
 specs) and one serving-cost chart per LLM (`llm_serving_<model>`, shown on llm.html) into
-`<out>/`, and one price-history chart per GPU with a price history into `<out>/gpu/`.
+`<out>/`, and one price-history chart per GPU with a price history into `<out>/gpu/`, and
+the Vega bundle and page script that make them interactive (reports/charts/interactive.py).
 """
 
 from functools import partial
@@ -25,6 +26,7 @@ from reports.charts import (
     render_many,
     sensitivity_chart,
 )
+from reports.charts.interactive import write_interactive_files
 from reports.charts.serving import charted_models, serving_cost_chart
 from reports.content.serving import chart_name, serving_models
 from reports.dataset import Dataset
@@ -146,7 +148,7 @@ def front_chart_builders(ds: Dataset, narrow: bool) -> dict:
             data.cloud_perf, cloud_gpus(ds, 10 if narrow else 14), narrow
         ),
         "buy_vs_rent": lambda: buy_vs_rent_chart(
-            data.cloud, buy_vs_rent_gpus(ds), horizon, narrow=narrow
+            data.cloud, ds.current_prices, buy_vs_rent_gpus(ds), horizon, narrow=narrow
         ),
         "sensitivity": lambda: sensitivity_chart(ds.sensitivity, narrow),
         "llm_value": lambda: llm_value_chart(ds.llm_throughput, data.perf, narrow),
@@ -191,5 +193,6 @@ def render_site_charts(ds: Dataset, out_dir: Path, cache_dir: Path | None = None
     paths += render_gpu_price_charts(
         ds.price_history, ds.current_prices, gpus, ds.run_date, out_dir / "gpu", cache
     )
+    paths += write_interactive_files(out_dir, cache)  # the charts' interactive view
     cache.prune()
     return paths

@@ -505,7 +505,8 @@ def sensitivity_summary(sensitivity: pl.DataFrame) -> tuple[pl.DataFrame, pl.Dat
     differs from the default's, and the largest rank change of any GPU; per value of each
     parameter for 16-bit training: the top 3 there and whether it differs).
     """
-    one = sensitivity.filter(pl.col("system_gpus") == 1)
+    # New and used only: the model's 'mean' market is no price anyone pays (not shown).
+    one = sensitivity.filter((pl.col("system_gpus") == 1) & pl.col("market").is_in(["new", "used"]))
     keys = ["parameter", "value", "workload", "market"]
     at_value = _top3(one, keys)
     at_default = _top3(one.with_columns(rank=pl.col("rank_at_default")), keys).rename(
@@ -582,7 +583,7 @@ def render_methodology_markdown(data: MethodologyData) -> str:
         per_parameter, training = sensitivity_summary(data.sensitivity)
         out += [
             "One parameter at a time is moved over its range, the others stay at this run's "
-            "values; 1-GPU systems, each market (new, used, mean) and workload. A case is one "
+            "values; 1-GPU systems, each market (new, used) and workload. A case is one "
             "workload x market x value.",
             "",
             markdown_table(

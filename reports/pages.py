@@ -26,7 +26,7 @@ from markupsafe import Markup, escape
 
 from model.verdicts import OPTION_TITLES
 from reports import content
-from reports.charts import FIGURES, WORKLOAD_TITLES
+from reports.charts import BUY_MARKETS, FIGURES, WORKLOAD_TITLES
 from reports.content import Cell, Section, Table, frame_table, interval, money, number, percent
 from reports.content.compare import gpu_compare_section, pairs_by_gpu, write_compare_pages
 from reports.content.evidence import evidence_section
@@ -259,8 +259,8 @@ class Ranking:
 
     @classmethod
     def of(cls, ds: Dataset) -> "Ranking":
-        """Buy rows (smallest system per GPU, every market) and best rent offers, ranked."""
-        perf = ds.data.perf
+        """Buy rows (smallest system per GPU, new and used) and best rent offers, ranked."""
+        perf = ds.data.perf.filter(pl.col("market").is_in(BUY_MARKETS))
         smallest = perf.group_by("gpu_id").agg(_min=pl.col("system_gpus").min())
         counts = perf.group_by("workload", "system_gpus", "market").agg(n=pl.len())
         buy = (
@@ -459,7 +459,7 @@ def gpu_pages(ds: Dataset, charted: set[str]) -> list[GpuPage]:
     specs = {k: _records(v) for k, v in _by_gpu(ds.spec_sources).items()}
     ranking = Ranking.of(ds)
     relative = _by_gpu(ds.data.relative)
-    prices = _by_gpu(ds.current_prices)
+    prices = _by_gpu(ds.current_prices.filter(pl.col("market").is_in(BUY_MARKETS)))
     offers = _by_gpu(ds.offers)
     benchmarks = _by_gpu(ds.benchmarks)
     llm, serving = _by_gpu(ds.llm_throughput), ServingPages.of(ds)

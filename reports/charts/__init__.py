@@ -15,6 +15,7 @@ SVG cache). This package re-exports their public names.
 """
 
 from reports.charts.common import (
+    BUY_MARKETS,
     CHART_VERSION,
     FIGURES,
     MARKET_COLORS,
@@ -43,6 +44,7 @@ from reports.charts.renting import buy_vs_rent_chart, buy_vs_rent_data, cloud_pr
 from reports.charts.sensitivity import SENSITIVITY_TITLES, sensitivity_chart, sensitivity_data
 
 __all__ = [
+    "BUY_MARKETS",
     "CHART_VERSION",
     "FIGURES",
     "MARKET_COLORS",

@@ -5,12 +5,16 @@ from dataclasses import dataclass
 import altair as alt
 import polars as pl
 
-CHART_VERSION = "3"
+CHART_VERSION = "4"  # 4: interactivity parameters, runs (segment) on lines, no mean
 WORKLOAD_TITLES = {
     "training_16bit": "16-bit training",
     "inference_16bit": "16-bit inference",
     "inference_8bit": "8-bit inference",
 }
+# The markets a buyer can pay, the only ones a chart or page shows. The model's 'mean' of
+# the two (Dettmers' ranking price, current_prices and perf_per_dollar rows with market
+# 'mean') is nobody's price: it stays in the downloadable tables only.
+BUY_MARKETS = ("new", "used")
 MARKET_COLORS = alt.Scale(domain=["new", "used"], range=["#1f77b4", "#e6731a"])
 METHOD_OPACITY = alt.Scale(domain=["measured", "estimated"], range=[1.0, 0.4])
 NARROW_WIDTH = 370
@@ -50,14 +54,17 @@ FIGURES = [
         "Memory versus performance per dollar",
         "Each priced GPU at its better market (1-GPU system): memory on the x axis (log), "
         "performance per $1,000 on the y axis, with 95 % intervals; dashed lines mark the "
-        "memory tiers and the labelled points are the verdicts per tier.",
+        "memory tiers and the labelled points are the verdicts per tier (those whose label "
+        "fits without covering another).",
     ),
     Figure(
         "price_history",
         "Price history of popular GPUs",
-        "Weekly median price, new and used, from the cited price history; the point at the "
-        "right edge is the price at the as-of date (triangle: nowcast from an older "
-        "observation) with its interval.",
+        "Weekly median price, new and used, from the cited price history (monthly or coarser "
+        "when the history is too long for one chart: the title says which). A line joins "
+        "consecutive bins only: a gap in the history is a gap in the line, a lone bin a dot. "
+        "The point at the right edge is the price at the as-of date (triangle: nowcast from "
+        "an older observation) with its interval.",
     ),
     Figure(
         "cloud_prices",
@@ -68,8 +75,9 @@ FIGURES = [
     Figure(
         "buy_vs_rent",
         "Buy or rent: cumulative cost",
-        "Cumulative cost of buying a 1-GPU system (price + host, then electricity, less what "
-        "the GPU would sell for used on that day) and of renting the cheapest on-demand "
+        "Cumulative cost of buying a 1-GPU system (the new price, or the used one where the "
+        "GPU is not sold new, + host, then electricity, less what the GPU would sell for used "
+        "on that day) and of renting the cheapest on-demand "
         "offer, at three utilisations, over the ownership period; renting is cheaper until "
         "the lines cross (the dot: break-even day; no dot: never within the period).",
     ),
@@ -80,14 +88,16 @@ FIGURES = [
         "of the smallest system of each GPU that holds the model, against the system's total "
         "cost of ownership (GPUs at the as-of date's price, host, electricity; log axis), at its "
         "cheaper market. Faded: speed modelled from bandwidth; solid: the GPU also has "
-        "measured rows. Line: 95 % interval of the speed.",
+        "measured rows. Line: 95 % interval of the speed. Labels: the fastest systems for "
+        "their cost, where a label fits without covering another (every point has a tooltip "
+        "in the interactive view).",
     ),
     Figure(
         "sensitivity",
         "How the top picks move with the assumptions",
         "Rank of the 1-GPU systems that make a top 3 (16-bit training) as one assumption "
         "varies and the others stay at the run's settings: electricity price, utilisation "
-        "and years of ownership.",
+        "and years of ownership. A line breaks where the GPU leaves the top 8.",
     ),
 ]
 
@@ -149,19 +159,55 @@ def bar_panel(
     title: str,
     width: int,
     tooltip: list,
+    pick: alt.Parameter | None = None,
 ) -> alt.LayerChart:
-    """Horizontal bars sorted by value with a 95 % interval rule; estimates faded."""
+    """Horizontal bars sorted by value with a 95 % interval rule; estimates faded.
+
+    `pick`: a legend selection (defined on another panel or added here by the caller)
+    that fades the bars not picked.
+    """
     order = data.sort(value, descending=True)[label].to_list()
     base = alt.Chart(data, height=alt.Step(12), width=width, title=title)
     y = alt.Y(f"{label}:N", sort=order, title=None, axis=alt.Axis(labelLimit=230))
+    opacity = alt.Opacity("method:O", scale=METHOD_OPACITY, title="performance")
     bars = base.mark_bar().encode(
         y=y,
         x=alt.X(f"{value}:Q", title=x_title),
         color=color,
-        opacity=alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance"),
+        opacity=opacity if pick is None else picked(pick, opacity),
         tooltip=tooltip,
     )
     rules = base.mark_rule(color="#222", strokeWidth=1).encode(
         y=y, x=alt.X(f"{low}:Q"), x2=alt.X2(f"{high}:Q")
     )
     return alt.layer(bars, rules)
+
+
+# Interactivity (issue 25): the parameters below do nothing in the static SVG (an empty
+# legend selection selects everything, a scale binding starts at the data's domain), so
+# the page without JavaScript shows the same chart; the interactive view (charts/
+# interactive.js) then lets the reader zoom and pick legend entries. Names are fixed, not
+# Altair's counters, so a spec is the same from one build to the next.
+FADED = 0.12
+
+
+def zoom(name: str = "zoom", encodings: tuple[str, ...] = ("x", "y")) -> alt.Parameter:
+    """Scroll to zoom, drag to pan, double-click to reset, on `encodings` (one name per view)."""
+    return alt.selection_interval(bind="scales", encodings=list(encodings), name=name)
+
+
+def legend_pick(field: str, name: str = "pick") -> alt.Parameter:
+    """Click a legend entry of `field` to highlight its marks (shift-click: several)."""
+    return alt.selection_point(fields=[field], bind="legend", name=name)
+
+
+def picked(param: alt.Parameter, selected, faded: float = FADED) -> dict:
+    """Opacity `selected` (a value or a field encoding) where picked, else faded.
+
+    Written as "faded where not picked", so the unconditional part (what a legend draws
+    its symbols with) is `selected`: the other way round, Vega-Lite would draw every
+    legend symbol faded in the static SVG.
+    """
+    if not isinstance(selected, alt.Opacity):
+        selected = alt.value(selected)
+    return alt.condition(~param, alt.value(faded), selected)

@@ -11,10 +11,14 @@ from reports.charts.common import (
     METHOD_OPACITY,
     WORKLOAD_TITLES,
     bar_panel,
+    legend_pick,
     meta,
+    picked,
     stack,
     wrap_title,
+    zoom,
 )
+from reports.charts.labels import DX, DY, Plot, nice_top, place_labels
 
 
 def perf_per_dollar_data(perf: pl.DataFrame, run_date: dt.date) -> pl.DataFrame:
@@ -45,6 +49,7 @@ def perf_per_dollar_chart(
     """Bars of perf per $1,000 (1-GPU system), one panel and axis per workload."""
     data = perf_per_dollar_data(perf, run_date)
     top = 12 if narrow else 20
+    pick = legend_pick("market")
     panels = []
     for workload, title in WORKLOAD_TITLES.items():
         part = (
@@ -77,8 +82,11 @@ def perf_per_dollar_chart(
                     alt.Tooltip("ppk_high:Q", format=".3f", title="95 % high"),
                     alt.Tooltip("total_cost_usd:Q", format="$,.0f"),
                 ],
+                pick,
             )
         )
+        if len(panels) == 1:  # one legend selection, defined once, shared by every panel
+            panels[0] = panels[0].add_params(pick)
     return meta(
         stack(panels, narrow).properties(
             title=wrap_title("Performance per dollar, 1-GPU system", narrow)
@@ -149,9 +157,6 @@ def memory_value_data(perf: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-LABEL_LEFT_FROM_GB = 48
-
-
 def _memory_top(data: pl.DataFrame) -> float:
     """The memory axis' upper end: 128 GB, or the next power of two above the data."""
     largest = data["memory_gb"].max() if data.height else None
@@ -185,31 +190,51 @@ def memory_value_chart(
         axis=alt.Axis(values=ticks, title="memory (GB, log)"),
     )
     panels = []
+    pick = legend_pick("market")
     for workload, title in WORKLOAD_TITLES.items():
         part = data.filter(pl.col("workload") == workload).drop("workload")
         if part.is_empty():
             continue
-        base = alt.Chart(part)
         width, height = (265, 220) if narrow else (290, 260)
+        # Fixed scales, so each pick's label is placed where it covers no other label or
+        # point (labels.place_labels); a pick whose label fits nowhere keeps its tooltip.
+        y_top = nice_top(max(part["ppk_high"].max() or 0.0, part["ppk"].max()))
+        part = place_labels(
+            part.with_columns(pl.col("pick").fill_null(False)).sort(
+                ["pick", "ppk"], descending=True
+            ),
+            "memory_gb",
+            "ppk",
+            "gpu_id",
+            "pick",
+            Plot(width, height, (4.0, top), (0.0, y_top)),
+            limit=12,
+        )
+        base = alt.Chart(part)
         points = base.mark_point(filled=True, size=45).encode(
             x=x,
-            y=alt.Y("ppk:Q", title="perf per $1,000"),
+            y=alt.Y(
+                "ppk:Q", title="perf per $1,000", scale=alt.Scale(domain=[0, y_top], nice=False)
+            ),
             color=alt.Color("market:N", scale=MARKET_COLORS, title="price"),
-            opacity=alt.Opacity("method:N", scale=METHOD_OPACITY, title="performance"),
-            tooltip=["gpu_id", "memory_gb", "market", alt.Tooltip("ppk:Q", format=".3f")],
-        )
+            opacity=picked(
+                pick, alt.Opacity("method:O", scale=METHOD_OPACITY, title="performance")
+            ),
+            tooltip=["gpu_id", "memory_gb", "market", "method",
+                     alt.Tooltip("ppk:Q", format=".3f", title="perf per $1,000"),
+                     alt.Tooltip("ppk_low:Q", format=".3f", title="95 % low"),
+                     alt.Tooltip("ppk_high:Q", format=".3f", title="95 % high")],
+        )  # fmt: skip
+        points = points.add_params(zoom(f"zoom{len(panels)}"))
+        if not panels:  # one legend selection, shared by the panels
+            points = points.add_params(pick)
         bars = base.mark_rule(color="#999", opacity=0.5).encode(x=x, y="ppk_low:Q", y2="ppk_high:Q")
-        # Picks at 48 GB and more are labelled to their left: a long name (the RTX PRO 6000
-        # Max-Q's) at the right edge would widen the chart past a phone's screen.
-        right = alt.datum.memory_gb >= LABEL_LEFT_FROM_GB
         labels = alt.layer(
             *(
-                base.transform_filter(alt.datum.pick & (right if flip else ~right))
-                .mark_text(
-                    align="right" if flip else "left", dx=-5 if flip else 5, dy=-6, fontSize=10
-                )
+                base.transform_filter(alt.datum.label_side == side)
+                .mark_text(align=align, dx=dx, dy=DY, fontSize=10)
                 .encode(x=x, y="ppk:Q", text="gpu_id:N")
-                for flip in (False, True)
+                for side, align, dx in (("right", "left", DX), ("left", "right", -DX))
             )
         )
         rules = (

@@ -31,21 +31,25 @@ class SvgCache:
 
     def svg(self, spec: dict, render: Callable[[dict], str]) -> str:
         """`render(spec)`, or the SVG an earlier build rendered from the same spec."""
+        return self.text([vlc.__version__, spec], ".svg", lambda: render(spec))
+
+    def text(self, key: object, suffix: str, make: Callable[[], str]) -> str:
+        """`make()`, or what an earlier build made for the same `key` (JSON-able)."""
         if self.folder is None:
-            return render(spec)
-        text = json.dumps([vlc.__version__, spec], sort_keys=True, separators=(",", ":"))
-        key = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        path = self.folder / f"{key}.svg"
+            return make()
+        text = json.dumps(key, sort_keys=True, separators=(",", ":"))
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        path = self.folder / f"{digest}{suffix}"
         self.used.add(path.name)
         if path.exists():
             self.hits += 1
             return path.read_text(encoding="utf-8")
-        svg = render(spec)
+        made = make()
         self.folder.mkdir(parents=True, exist_ok=True)
-        staged = path.with_name(f".{key}.{os.getpid()}.{threading.get_ident()}.tmp")
-        staged.write_text(svg, encoding="utf-8")
+        staged = path.with_name(f".{digest}.{os.getpid()}.{threading.get_ident()}.tmp")
+        staged.write_text(made, encoding="utf-8")
         staged.replace(path)  # atomic: a killed build leaves no half-written entry
-        return svg
+        return made
 
     def prune(self) -> None:
         """Remove the entries (and leftovers) this build did not use."""

@@ -9,7 +9,7 @@ the published API list price range for the same model, for comparison only.
 import altair as alt
 import polars as pl
 
-from reports.charts.common import meta, stack, wrap_title
+from reports.charts.common import legend_pick, meta, picked, stack, wrap_title, zoom
 
 CHART_BASES = {"buy_new": "buy new", "rent_on_demand": "rent on-demand"}
 BAND_LABEL = "published API prices (comparison, not an input)"
@@ -45,8 +45,11 @@ def serving_chart_data(cost: pl.DataFrame, model: str, basis: str) -> pl.DataFra
     )
 
 
-def _panel(data: pl.DataFrame, band: pl.DataFrame, title: str, narrow: bool) -> alt.LayerChart:
+def _panel(
+    data: pl.DataFrame, band: pl.DataFrame, title: str, narrow: bool, index: int = 0
+) -> alt.LayerChart:
     width, height = (265, 220) if narrow else (400, 280)
+    pick = legend_pick("system")
     x = alt.X(
         "output_tokens_per_s_per_user:Q",
         scale=alt.Scale(type="log"),
@@ -63,6 +66,7 @@ def _panel(data: pl.DataFrame, band: pl.DataFrame, title: str, narrow: bool) -> 
         x=x,
         y=y,
         color=color,
+        opacity=picked(pick, 1),
         tooltip=[
             "system",
             alt.Tooltip("concurrency:Q", title="users"),
@@ -70,7 +74,12 @@ def _panel(data: pl.DataFrame, band: pl.DataFrame, title: str, narrow: bool) -> 
             alt.Tooltip("usd_per_million_output_tokens:Q", format=".3f"),
         ],
     )
-    bars = base.mark_rule(opacity=0.6).encode(x=x, y="low:Q", y2="high:Q", color=color)
+    lines = lines.add_params(zoom(f"zoom{index}"))
+    if index == 0:  # one legend selection, shared by the panels
+        lines = lines.add_params(pick)
+    bars = base.mark_rule().encode(
+        x=x, y="low:Q", y2="high:Q", color=color, opacity=picked(pick, 0.6)
+    )
     layers = [lines, bars]
     if not band.is_empty():
         # No x encoding: the band spans the panel, as a range on the cost axis; its label is
@@ -103,7 +112,7 @@ def serving_cost_chart(
     for basis, title in CHART_BASES.items():
         data = serving_chart_data(cost, model, basis)
         if not data.is_empty():
-            panels.append(_panel(data, band, title, narrow))
+            panels.append(_panel(data, band, title, narrow, len(panels)))
     if not panels:
         raise ValueError(f"no serving cost to chart for {model}")
     # One colour per system across both panels (a shared scale), so lines can be compared.
