@@ -126,6 +126,7 @@ def cluster(monkeypatch):
             shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.slow(seconds=150)
 def test_a_scheduled_tick_launches_a_nightly_run_that_succeeds(cluster, tmp_path, monkeypatch):
     c, pg_env = cluster
     started = time.monotonic()
