@@ -183,10 +183,14 @@ def _seconds(item) -> float:
 
 
 def _group(item) -> str | None:
+    """The xdist group of a test reading a shared build; none for a `slow` one (it copies
+    the build and runs on its own, on either worker)."""
     names = set(getattr(item, "fixturenames", ()))
+    if item.get_closest_marker("slow") is not None:
+        return None
     if "second_night" in names:
         return "second_night"
-    if "built" in names and item.get_closest_marker("slow") is None:
+    if "built" in names:
         return "builds"
     return None
 
