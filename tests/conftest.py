@@ -1,10 +1,15 @@
 import atexit
+import contextlib
 import datetime as dt
-import functools
+import fcntl
 import hashlib
+import json
+import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import dagster as dg
@@ -36,26 +41,72 @@ class Build:
     result: dg.ExecuteInProcessResult
 
 
-@functools.cache
-def _chart_cache() -> Path:
-    """One SVG cache per test process, removed when the process ends."""
-    folder = Path(tempfile.mkdtemp(prefix="gpuvalue-test-charts-"))
+# The SVG cache every build of the session shares (reports/charts/rendering.py SvgCache:
+# content-addressed, so a chart whose spec is unchanged is not rendered again), as the
+# nights of one deployment do. One folder for the whole session, every xdist worker
+# included (the controller makes it and hands it to the workers): each build gets a view
+# of it (`chart_cache`), so one build's prune never removes another's charts.
+# (An environment variable, not a module global: test modules import this file as
+# `tests.conftest`, a second module beside the `conftest` pytest loaded.)
+CHARTS_ENV = "GPUVALUE_TEST_CHART_CACHE"
+
+
+def pytest_configure(config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        os.environ[CHARTS_ENV] = workerinput[CHARTS_ENV]
+        return
+    folder = tempfile.mkdtemp(prefix="gpuvalue-test-charts-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return folder
+    os.environ[CHARTS_ENV] = folder
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist: every worker uses the controller's chart folder."""
+    node.workerinput[CHARTS_ENV] = os.environ[CHARTS_ENV]
+
+
+def _svgs(folder: Path) -> Iterator[Path]:
+    # Finished entries only: SvgCache stages a new SVG under a dotted name, then renames.
+    return (p for p in folder.iterdir() if p.suffix == ".svg" and not p.name.startswith("."))
+
+
+@contextlib.contextmanager
+def chart_cache(build_dir: Path) -> Iterator[Path]:
+    """`build_dir/chart-cache` as a view of the session's SVGs while a build runs.
+
+    The view holds hard links to every SVG the session has rendered so far; afterwards the
+    SVGs this build added are linked back. SvgCache never rewrites an entry in place (a new
+    one is written aside and renamed), and its prune removes unused entries from the view
+    only, so builds in any order, in either worker, reuse each other's charts. A copied
+    build's own view (or the symlink older copies held) is replaced.
+    """
+    view = build_dir / "chart-cache"
+    if view.is_symlink() or view.is_file():
+        view.unlink()
+    elif view.exists():
+        shutil.rmtree(view)
+    view.mkdir(parents=True)
+    shared = Path(os.environ[CHARTS_ENV])
+    for entry in _svgs(shared):
+        os.link(entry, view / entry.name)
+    try:
+        yield view
+    finally:
+        for entry in _svgs(view):
+            with contextlib.suppress(FileExistsError):
+                os.link(entry, shared / entry.name)
 
 
 def build(root: Path, data_dir: Path = DATA_DIR, days=None, **settings_fields) -> Build:
     """Run the whole graph in-process with every output under `root`.
 
-    The builds of one test process share their chart cache (reports/charts/rendering.py
-    SvgCache: content-addressed, so a chart whose spec is unchanged is not rendered again),
-    as the nights of one deployment do; each build's own outputs stay under `root`.
+    The builds of one test session share their rendered charts (`chart_cache`), as the
+    nights of one deployment do; each build's own outputs stay under `root`.
     """
-    cache = root / ".build" / "chart-cache"
-    if not cache.exists() and not cache.is_symlink():
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.symlink_to(_chart_cache(), target_is_directory=True)
-    settings, result = build_into(root, data_dir, days=days, **settings_fields)
+    with chart_cache(root / ".build"):
+        settings, result = build_into(root, data_dir, days=days, **settings_fields)
     return Build(
         root,
         root / "gpuvalue.duckdb",
@@ -71,7 +122,8 @@ def copy_build(source: Build, root: Path) -> Build:
     Links are copied as links: they are relative, so the copy's `site/` and `published/`
     follow the copy's own releases.
     """
-    shutil.copytree(source.root, root, symlinks=True)
+    # The chart cache is not copied: a build makes its own view (`chart_cache`).
+    shutil.copytree(source.root, root, symlinks=True, ignore=shutil.ignore_patterns("chart-cache"))
     return Build(root, root / "gpuvalue.duckdb", root / "site", root / "published", source.result)
 
 
@@ -104,10 +156,43 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
     return Build(root, root / "gpuvalue.duckdb", root / "site", root / "published", result)
 
 
-# Whole pipeline runs are most of the suite's time. Every test that uses one (the fixtures
-# below, directly or through another fixture) goes to one xdist group, so with `-n 2` one
-# worker builds them once and runs those tests while the other runs everything else.
+# Whole pipeline runs are most of the suite's time. How the suite keeps two workers busy
+# (`-n 2 --dist loadgroup --no-loadscope-reorder`: work is dealt out in the order below):
+# 1. first, the `builds` group: the tests that only read the bundled build (`built`), on
+#    one worker, which builds it while the other worker starts on the fast tests;
+# 2. then every test without a build, in collection order;
+# 3. last the long ones, longest first, to whichever worker is free: the tests marked
+#    `slow(seconds)` (a pipeline run, PostgreSQL, a publish killed midway...) and the
+#    `second_night` group (its build and the tests that read it).
+# The shared builds are made once per session, by whichever worker asks first, under a
+# file lock (`_once`); the other worker reads the same folders (tests never change a
+# shared build: they copy it, `copy_build`).
 BUILD_FIXTURES = {"built", "second_night"}
+# What the second night and its readers cost on an idle machine (for the order only).
+SECOND_NIGHT_SECONDS = 60
+
+
+def _seconds(item) -> float:
+    """How long the test is expected to take, if long; 0 for the fast ones."""
+    mark = item.get_closest_marker("slow")
+    if mark is not None:
+        return float(mark.kwargs.get("seconds", mark.args[0] if mark.args else 30))
+    if "second_night" in getattr(item, "fixturenames", ()):
+        return SECOND_NIGHT_SECONDS
+    return 0.0
+
+
+def _group(item) -> str | None:
+    """The xdist group of a test reading a shared build; none for a `slow` one (it copies
+    the build and runs on its own, on either worker)."""
+    names = set(getattr(item, "fixturenames", ()))
+    if item.get_closest_marker("slow") is not None:
+        return None
+    if "second_night" in names:
+        return "second_night"
+    if "built" in names:
+        return "builds"
+    return None
 
 
 # tryfirst: xdist's worker turns the marks into node ids in its own hook of this name, so
@@ -115,21 +200,105 @@ BUILD_FIXTURES = {"built", "second_night"}
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items) -> None:
     for item in items:
-        if BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("builds"))
-    # The production-profile test runs PostgreSQL, a daemon, a webserver and their code
-    # servers beside the run it waits for: dealt out last, it no longer slows the shared
-    # build on the other worker while that build starts.
-    items.sort(key=lambda item: item.nodeid.startswith(LAST))
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+    def order(item) -> tuple[int, float]:
+        if _group(item) == "builds":
+            return (0, 0.0)
+        seconds = _seconds(item)
+        return (2, -seconds) if seconds else (1, 0.0)
+
+    items.sort(key=order)  # stable: collection order within each rank
 
 
-LAST = "tests/pipeline/test_production.py"
+def _shared_root(factory: pytest.TempPathFactory) -> Path:
+    """A folder every xdist worker of the session sees (their basetemps are siblings)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# What the worker that built a shared fixture returned, to give its own tests the original.
+_made: dict[str, object] = {}
+
+
+def _once(
+    factory: pytest.TempPathFactory,
+    name: str,
+    make: Callable[[Path], object],
+    save: Callable[[object], dict],
+    load: Callable[[dict], object],
+) -> object:
+    """`make(folder)` once per session, in whichever worker asks first.
+
+    The other workers wait for it (a file lock), then rebuild the value from what `save`
+    recorded in `folder/fixture.json`. A failed `make` records nothing: the next ask tries
+    again (and fails the same way, with its own error).
+    """
+    if name in _made:
+        return _made[name]
+    folder = _shared_root(factory) / name
+    record = folder / "fixture.json"
+    with _exclusive(folder.with_name(f"{name}.lock")):
+        if record.exists():
+            value = load(json.loads(record.read_text(encoding="utf-8")))
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            value = make(folder)
+            staged = record.with_name("fixture.json.tmp")
+            staged.write_text(json.dumps(save(value)), encoding="utf-8")
+            staged.replace(record)
+    _made[name] = value
+    return value
+
+
+def _save_build(out: Build) -> dict:
+    """A Build as JSON: its folders and its Dagster run (the events, with Dagster's serdes)."""
+    return {
+        "root": str(out.root),
+        "warehouse": str(out.warehouse),
+        "site": str(out.site),
+        "published": str(out.published),
+        "events": dg.serialize_value(list(out.result.all_events)),
+        "run": dg.serialize_value(out.result.dagster_run),
+    }
+
+
+def _load_build(saved: dict) -> Build:
+    """The Build another worker made: the same folders, and its run rebuilt from its events
+    (success, every event, materializations and check evaluations; not the job's outputs,
+    which no test reads: `job_def` is not kept)."""
+    result = dg.ExecuteInProcessResult(
+        dg.deserialize_value(saved["events"]),
+        dg.deserialize_value(saved["run"], dg.DagsterRun),
+        None,
+        None,  # type: ignore[arg-type]
+    )
+    return Build(
+        Path(saved["root"]),
+        Path(saved["warehouse"]),
+        Path(saved["site"]),
+        Path(saved["published"]),
+        result,
+    )
 
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory) -> Build:
-    """The bundled snapshot, built once for the whole session."""
-    out = build(tmp_path_factory.mktemp("build"))
+    """The bundled snapshot, built once for the whole session (all workers)."""
+    out = _once(tmp_path_factory, "built", build, _save_build, _load_build)
     assert out.result.success, "the pipeline failed on the bundled snapshot"
     return out
 
@@ -168,6 +337,31 @@ def digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def second_night(built, tmp_path_factory) -> Night:
+    """One second night on other data, run once for every test that needs one (see
+    `_second_night`)."""
+
+    def save(night: Night) -> dict:
+        return {
+            "build": _save_build(night.build),
+            "before": night.before,
+            "run_date": night.run_date,
+            "site_before": night.site_before,
+            "data_dir": str(night.data_dir),
+        }
+
+    def load(saved: dict) -> Night:
+        return Night(
+            _load_build(saved["build"]),
+            saved["before"],
+            saved["run_date"],
+            saved["site_before"],
+            Path(saved["data_dir"]),
+        )
+
+    return _once(tmp_path_factory, "second_night", partial(_second_night, built), save, load)
+
+
+def _second_night(built: Build, tmp: Path) -> Night:
     """One second night on other data, run once for every test that needs one.
 
     Each change touches only its own source, and each test checks its own and that the
@@ -183,7 +377,6 @@ def second_night(built, tmp_path_factory) -> Night:
       (tests/reports/test_site_changes.py: what changed since the first night).
     The night runs as the nightly job does, one partition day, dated NIGHT2.
     """
-    tmp = tmp_path_factory.mktemp("second_night")
     night = copy_build(built, tmp / "root")
     con = open_published(night.published)
     try:

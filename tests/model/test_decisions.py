@@ -133,6 +133,7 @@ def test_cloud_and_sensitivity_tables(built):
     assert same.height > 0 and (same["rank_change"] == 0).all()
 
 
+@pytest.mark.slow(seconds=15)
 def test_electricity_price_from_environment_and_years_from_run_config(built, tmp_path, monkeypatch):
     """`GPUVALUE_ELECTRICITY_USD_PER_KWH=0.30 make run` (plus a run-config override)."""
     base = tables(built.published, "perf_per_dollar", "model_runs")

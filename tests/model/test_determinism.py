@@ -9,6 +9,8 @@ read in a shuffled row order (the model's assets read them sorted; see read_all)
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = r"""
 import datetime as dt, hashlib, sys
 import polars as pl
@@ -37,6 +39,7 @@ print(digest.hexdigest())
 """
 
 
+@pytest.mark.slow(seconds=20)
 def test_the_fits_give_the_same_bits_in_every_process():
     digests = {
         subprocess.run(

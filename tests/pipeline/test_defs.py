@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import dagster as dg
+import pytest
 
 from model.parameters import ModelParameters
 from pipeline.definitions import defs as load_defs
@@ -57,6 +58,7 @@ def test_definitions_load_with_every_stage():
     assert set(asset_specs()) == EXPECTED_ASSETS
 
 
+@pytest.mark.slow(seconds=30)
 def test_dg_check_defs_loads_the_code_location():
     # What `dg dev` and the production profile load, checked by Dagster's own CLI. It runs
     # here rather than before pytest in `make test`: beside the shared builds on the other

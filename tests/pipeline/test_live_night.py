@@ -114,6 +114,7 @@ def hostile_server():
     thread.join(timeout=5)
 
 
+@pytest.mark.slow(seconds=55)
 def test_blocked_live_night_writes_no_prices_and_still_publishes(
     built, tmp_path, hostile_server, loopback_only, monkeypatch
 ):

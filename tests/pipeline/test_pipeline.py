@@ -81,6 +81,7 @@ def test_published_warehouse_is_read_only(built):
     con.close()
 
 
+@pytest.mark.slow(seconds=45)
 def test_rerun_leaves_every_row_count_unchanged(built, tmp_path):
     root = tmp_path / "again"
     copy_build(built, root)
@@ -90,6 +91,7 @@ def test_rerun_leaves_every_row_count_unchanged(built, tmp_path):
     assert published_counts(root / "published") == before
 
 
+@pytest.mark.slow(seconds=15)
 def test_malformed_row_fails_only_its_source_and_keeps_yesterdays_rows(built, tmp_path, data_copy):
     root = tmp_path / "broken"
     copy_build(built, root)
@@ -243,6 +245,7 @@ def test_bundled_run_records_the_retail_sources_as_ok(built):
     assert rows == [("amazon", "ok", "bundled snapshot"), ("ebay", "ok", "bundled snapshot")]
 
 
+@pytest.mark.slow(seconds=8)
 def test_an_unreadable_warehouse_fails_at_once_and_says_why(tmp_path, capsys):
     root = tmp_path / "damaged"
     root.mkdir()

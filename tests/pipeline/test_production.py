@@ -7,12 +7,15 @@ does, deploy/prod.py), with the nightly schedule turned on and its cron set to e
 partition within a minute. The test waits for that run, then checks it succeeded through
 the instance, through the webserver's GraphQL API, and in PostgreSQL's own tables.
 
-Today's partition has no bundled retail observations, so the run ingests and models the
-curated history and publishes a site: the whole graph, but a small night. The cloud offers
-it needs are what the 02:30 `nightly_cloud` runs would have loaded; they are loaded
-in-process first (one run per provider, as `make run` does) rather than waiting for eight
-more scheduled runs. Skipped when PostgreSQL's server binaries are missing or it cannot
-start here. Nothing leaves 127.0.0.1.
+What only this test exercises is that path: the schedule's tick, the queued run, its own
+process, the pool and every event in PostgreSQL. The graph itself is the offline build's
+(`built`, tests/conftest.py), so the night runs where a deployment's next night would: on a
+copy of the bundled build (warehouse, releases, site, and the cloud offers the 02:30
+`nightly_cloud` runs would have loaded). Today's partition has no bundled retail
+observations, so the run models the same prices again and publishes a new release: the
+whole graph, but a small night, and its charts come from the session's chart cache as a
+deployment's do from the night before. Skipped when PostgreSQL's server binaries are
+missing or it cannot start here. Nothing leaves 127.0.0.1.
 """
 
 import datetime as dt
@@ -28,13 +31,9 @@ from pathlib import Path
 import dagster as dg
 import psycopg2
 import pytest
-from dagster_duckdb import DuckDBResource
 
 from deploy import postgres, prod
-from pipeline.definitions import defs as load_defs
-from pipeline.defs.partitions import CLOUD_PROVIDERS
-from pipeline.defs.resources import GpuvalueSettings
-from pipeline.defs.schedules import CLOUD_RUN
+from tests.conftest import chart_cache, copy_build
 
 # One tick a minute, so the first comes within 60 s of the schedule being turned on; the
 # run then takes about a minute on two busy cores.
@@ -45,29 +44,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def load_cloud_offers(root: Path) -> None:
-    """What the nightly_cloud schedule's eight runs load at 02:30, in-process."""
-    defs = load_defs()
-    resources = {
-        **defs.resources,
-        "settings": GpuvalueSettings(
-            build_dir=str(root / ".build"),
-            site_dir=str(root / "site"),
-            published_dir=str(root / "published"),
-        ),
-        "warehouse": DuckDBResource(database=str(root / "warehouse" / "gpuvalue.duckdb")),
-    }
-    for provider in CLOUD_PROVIDERS:
-        result = dg.materialize(
-            [*defs.assets, *defs.asset_checks],
-            selection=CLOUD_RUN,
-            partition_key=provider,
-            resources=resources,
-            instance=dg.DagsterInstance.ephemeral(),
-        )
-        assert result.success, provider
 
 
 def graphql(port: int, query: str) -> dict:
@@ -126,65 +102,70 @@ def cluster(monkeypatch):
             shutil.rmtree(root, ignore_errors=True)
 
 
-def test_a_scheduled_tick_launches_a_nightly_run_that_succeeds(cluster, tmp_path, monkeypatch):
+@pytest.mark.slow(seconds=150)
+def test_a_scheduled_tick_launches_a_nightly_run_that_succeeds(
+    built, cluster, tmp_path, monkeypatch
+):
     c, pg_env = cluster
     started = time.monotonic()
-    work = tmp_path / "prod"  # the processes' working directory: site/, .build/ land here
-    work.mkdir()
-    load_cloud_offers(work)
+    # The processes' working directory: site/, .build/ and releases/ are the copy's.
+    work = copy_build(built, tmp_path / "prod").root
+    release_before = (work / "published").resolve()
     profile = prod.Profile(home=tmp_path / "dagster_home", port=free_port())
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GPUVALUE_", "DAGSTER_"))}
     base.update(
         pg_env,
-        GPUVALUE_WAREHOUSE=str(work / "warehouse" / "gpuvalue.duckdb"),
+        GPUVALUE_WAREHOUSE=str(work / "gpuvalue.duckdb"),
         GPUVALUE_PUBLISHED_DIR=str(work / "published"),
         GPUVALUE_NIGHTLY_CRON="* * * * *",
     )
     env = prod.environment(profile, base)
     monkeypatch.setenv("DAGSTER_HOME", env["DAGSTER_HOME"])
     prod.prepare_home(profile)
-    try:
-        prod.spawn(profile, env, cwd=work)
-        prod.start_schedules(env, ("nightly",))
-        switched_on = dt.datetime.now(dt.UTC)
-        deadline = time.monotonic() + RUN_TIMEOUT_S
-        with dg.DagsterInstance.get() as instance:
-            run = None
-            while True:
-                # The first tick's run (newest first): a minute later the next tick queues
-                # another, which waits for the pool's slot and is ended with the daemon.
-                runs = instance.get_runs(dg.RunsFilter(job_name="nightly"))
-                run = runs[-1] if runs else None
-                if run is not None and run.is_finished:
-                    break
-                assert time.monotonic() < deadline, (
-                    f"no finished nightly run after {RUN_TIMEOUT_S} s "
-                    f"(run: {run and run.status})\n{log_tail(profile)}"
-                )
-                time.sleep(2)
-            failures = [
-                f"{e.step_key}: {e.dagster_event.event_specific_data.error.message[:800]}"
-                for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
-            ]
-            assert run.status == dg.DagsterRunStatus.SUCCESS, (failures, log_tail(profile))
-            # The run is the schedule's, for the partition of its tick's day.
-            assert run.tags["dagster/schedule_name"] == "nightly"
-            tick_day = run.tags["dagster/partition"]
-            assert tick_day in {
-                switched_on.date().isoformat(),
-                dt.datetime.now(dt.UTC).date().isoformat(),
-            }
-            assert run.tags["dagster/run_key"] == f"nightly-{tick_day}"
+    # The run renders its charts in a view of the session's chart cache.
+    with chart_cache(work / ".build"):
+        try:
+            prod.spawn(profile, env, cwd=work)
+            prod.start_schedules(env, ("nightly",))
+            switched_on = dt.datetime.now(dt.UTC)
+            deadline = time.monotonic() + RUN_TIMEOUT_S
+            with dg.DagsterInstance.get() as instance:
+                run = None
+                while True:
+                    # The first tick's run (newest first): a minute later the next tick queues
+                    # another, which waits for the pool's slot and is ended with the daemon.
+                    runs = instance.get_runs(dg.RunsFilter(job_name="nightly"))
+                    run = runs[-1] if runs else None
+                    if run is not None and run.is_finished:
+                        break
+                    assert time.monotonic() < deadline, (
+                        f"no finished nightly run after {RUN_TIMEOUT_S} s "
+                        f"(run: {run and run.status})\n{log_tail(profile)}"
+                    )
+                    time.sleep(2)
+                failures = [
+                    f"{e.step_key}: {e.dagster_event.event_specific_data.error.message[:800]}"
+                    for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+                ]
+                assert run.status == dg.DagsterRunStatus.SUCCESS, (failures, log_tail(profile))
+                # The run is the schedule's, for the partition of its tick's day.
+                assert run.tags["dagster/schedule_name"] == "nightly"
+                tick_day = run.tags["dagster/partition"]
+                assert tick_day in {
+                    switched_on.date().isoformat(),
+                    dt.datetime.now(dt.UTC).date().isoformat(),
+                }
+                assert run.tags["dagster/run_key"] == f"nightly-{tick_day}"
 
-        # The webserver answers for the same instance.
-        wait_for_webserver(profile.port, deadline)
-        data = graphql(
-            profile.port,
-            f'{{ runOrError(runId: "{run.run_id}") {{ ... on Run {{ status jobName }} }} }}',
-        )
-        assert data["runOrError"] == {"status": "SUCCESS", "jobName": "nightly"}
-    finally:
-        prod.stop(profile)
+            # The webserver answers for the same instance.
+            wait_for_webserver(profile.port, deadline)
+            data = graphql(
+                profile.port,
+                f'{{ runOrError(runId: "{run.run_id}") {{ ... on Run {{ status jobName }} }} }}',
+            )
+            assert data["runOrError"] == {"status": "SUCCESS", "jobName": "nightly"}
+        finally:
+            prod.stop(profile)
 
     # The run, its events and the schedule's tick are rows in PostgreSQL, not SQLite files.
     assert not list(profile.home.rglob("*.db"))
@@ -211,7 +192,8 @@ def test_a_scheduled_tick_launches_a_nightly_run_that_succeeds(cluster, tmp_path
         # The warehouse pool's single slot is kept there too.
         cur.execute("SELECT concurrency_key FROM concurrency_limits")
         assert ("gpuvalue_warehouse",) in cur.fetchall()
-    # And the real job ran: the night's site and published warehouse are in place.
+    # And the real job ran: it published a new release, with its site and warehouse.
+    assert (work / "published").resolve() != release_before
     assert (work / "published" / "gpuvalue.duckdb").exists()
     assert (work / "site" / "latest" / "index.html").exists()
     print(f"production tick test: {time.monotonic() - started:.0f} s")

@@ -147,6 +147,7 @@ def test_fuzz_cloud_fixtures():
     _report(stats, "cloud fixtures")
 
 
+@pytest.mark.slow(seconds=60)  # REAL_SECONDS of fuzzing
 @pytest.mark.skipif(not REALDATA, reason="GPUVALUE_REALDATA is not set")
 def test_fuzz_retail_realdata():
     seeds = _retail_seeds(Path(REALDATA))
@@ -154,6 +155,7 @@ def test_fuzz_retail_realdata():
     _report(_fuzz_retail(seeds, budget=REAL_SECONDS, max_cases=100_000), "retail realdata")
 
 
+@pytest.mark.slow(seconds=60)  # REAL_SECONDS of fuzzing
 @pytest.mark.skipif(not REALDATA, reason="GPUVALUE_REALDATA is not set")
 def test_fuzz_cloud_realdata():
     seeds = {}

@@ -294,6 +294,7 @@ def next_run(root: Path, **paths) -> dg.ExecuteInProcessResult:
     )
 
 
+@pytest.mark.slow(seconds=12)
 @pytest.mark.parametrize(
     "moment",
     ["exporting Parquet", "writing the database"],
@@ -390,6 +391,7 @@ def consistent_on(disk: Path, release: str) -> None:
     assert_consistent(disk, release, disk / "releases")
 
 
+@pytest.mark.slow(seconds=8)
 def test_disk_full_mid_publish_keeps_the_previous_release_and_says_so(
     built, tmp_path, small_disk, monkeypatch
 ):
@@ -441,6 +443,7 @@ def test_disk_full_mid_publish_keeps_the_previous_release_and_says_so(
     assert no_leftovers(disk / "releases") == []
 
 
+@pytest.mark.slow(seconds=20)
 def test_a_killed_publish_does_not_keep_the_disk_full(built, tmp_path, small_disk):
     """A killed publish's leftovers would leave too little room for the next release; the
     next run removes them first, so it fits without anyone cleaning up."""
