@@ -201,14 +201,21 @@ def rival_pairs(catalog: pl.DataFrame) -> list[Pair]:
     return out
 
 
-def curated_pairs(ids: set[str]) -> list[Pair]:
-    """CURATED as pairs; an id missing from the catalog or an unknown group is an error."""
+def curated_pairs(ids: set[str], strict: bool = False) -> list[Pair]:
+    """CURATED as pairs; an unknown group, a self-pair or a bad market is an error.
+
+    An id missing from `ids` is an error when `strict` (the test against the bundled catalog
+    catches a typo); a site build skips the pair instead, so a version built on a smaller
+    catalog (a deployment's own, a test's) still gets the pages it can have.
+    """
     out = []
     for a, b, group, a_market, b_market in CURATED:
         where = f"reports/content/compare_pairs.py CURATED ({a}, {b})"
         missing = [g for g in (a, b) if g not in ids]
-        if missing:
+        if missing and strict:
             raise ValueError(f"{where}: not a catalog gpu_id: {', '.join(missing)}")
+        if missing:
+            continue
         if group not in GROUPS:
             raise ValueError(f"{where}: unknown group {group!r}")
         if a == b:
@@ -219,7 +226,7 @@ def curated_pairs(ids: set[str]) -> list[Pair]:
     return out
 
 
-def compare_pairs(catalog: pl.DataFrame) -> list[Pair]:
+def compare_pairs(catalog: pl.DataFrame, strict: bool = False) -> list[Pair]:
     """Every compare page of a version: curated first, then the two rules; no pair twice.
 
     `catalog` is the gpus table (gpu_id, release_date, launch_price_usd). Every id is a
@@ -228,7 +235,7 @@ def compare_pairs(catalog: pl.DataFrame) -> list[Pair]:
     ids = set(catalog["gpu_id"])
     seen: set[frozenset[str]] = set()
     out = []
-    for pair in (*curated_pairs(ids), *generation_pairs(ids), *rival_pairs(catalog)):
+    for pair in (*curated_pairs(ids, strict), *generation_pairs(ids), *rival_pairs(catalog)):
         key = frozenset((pair.a, pair.b))
         if key in seen or pair.a == pair.b:
             continue
