@@ -253,6 +253,27 @@ def _download(frame: pl.DataFrame, out_dir: Path, name: str, scope: str) -> Down
     return Download(name, frame.height, scope, csv, reason)
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP):
+# a listing title "=HYPERLINK(...)" must reach the reader as text.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralize_formulas(frame: pl.DataFrame) -> pl.DataFrame:
+    """Text cells that a spreadsheet would run as a formula, prefixed with `'`.
+
+    Only text columns change (a negative number stays a number); the Parquet file keeps the
+    exact text, since no spreadsheet opens it as a formula.
+    """
+    text = [c for c, t in frame.schema.items() if t == pl.String]
+    return frame.with_columns(
+        pl.when(pl.any_horizontal(pl.col(c).str.starts_with(p) for p in FORMULA_START))
+        .then(pl.lit("'") + pl.col(c))
+        .otherwise(pl.col(c))
+        .alias(c)
+        for c in text
+    )
+
+
 def _write_frame(frame: pl.DataFrame, out_dir: Path, name: str) -> str:
     """Write `<name>.parquet` and `<name>.csv` (gzipped when large); return the CSV's name.
 
@@ -263,7 +284,7 @@ def _write_frame(frame: pl.DataFrame, out_dir: Path, name: str) -> str:
     # CSV has no nested types: lists and structs are written as text.
     nested = [c for c, t in frame.schema.items() if isinstance(t, pl.List | pl.Struct)]
     flat = frame.with_columns(pl.col(c).map_elements(str, return_dtype=pl.Utf8) for c in nested)
-    text = flat.write_csv().encode("utf-8")
+    text = neutralize_formulas(flat).write_csv().encode("utf-8")
     if len(text) <= CSV_GZIP_BYTES:
         inside(out_dir, f"{name}.csv").write_bytes(text)
         return f"{name}.csv"
