@@ -85,6 +85,11 @@ def connect(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnect
     path = Path(path)
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # A 0-byte file is a warehouse whose creation never wrote its header (a full disk, a
+        # kill): it holds nothing, and DuckDB refuses to open it, which would block every
+        # later run. It is created afresh; a non-empty unreadable file still fails loudly.
+        if path.is_file() and path.stat().st_size == 0:
+            path.unlink()
     con = duckdb.connect(str(path), read_only=read_only)
     if not read_only:
         migrate(con)

@@ -116,3 +116,18 @@ def test_publish_is_read_only_and_swaps_under_an_open_reader(tmp_path):
 def test_open_published_explains_a_missing_snapshot(tmp_path):
     with pytest.raises(FileNotFoundError, match="make run"):
         open_published(tmp_path)
+
+
+def test_a_zero_byte_warehouse_is_created_afresh_and_a_damaged_one_is_kept(tmp_path):
+    """A full disk can leave a 0-byte file; it must not block every later run (issue 26)."""
+    empty = tmp_path / "empty.duckdb"
+    empty.touch()
+    con = connect(empty)
+    assert schema_version(con) == max(v for v, _, _ in migrations())
+    con.close()
+    assert empty.stat().st_size > 0
+    damaged = tmp_path / "damaged.duckdb"
+    damaged.write_bytes(b"not a database\n" * 10)
+    with pytest.raises(duckdb.IOException):
+        connect(damaged)
+    assert damaged.read_bytes() == b"not a database\n" * 10  # nothing of it is lost
