@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reports.test_interactive_charts import chromium, open_served, served  # noqa: F401
+from tests.reports.test_interactive_charts import open_served, served  # noqa: F401
 from tests.reports.test_site_pages import DESKTOP, PHONE
 
 KINDS = (
@@ -37,9 +37,9 @@ ARTEFACTS = Path(__file__).resolve().parents[2] / ".build" / "screenshots"
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
-def test_every_kind_of_page_loads_cleanly_on_a_phone(chromium, served, javascript):  # noqa: F811
+def test_every_kind_of_page_loads_cleanly_on_a_phone(browser, served, javascript):  # noqa: F811
     for kind in KINDS:
-        page, seen = open_served(chromium, served + kind, PHONE, javascript)
+        page, seen = open_served(browser, served + kind, PHONE, javascript)
         if javascript:
             page.wait_for_timeout(300)  # the search box and the charts mount after load
         assert page.title(), kind
@@ -52,13 +52,13 @@ def test_every_kind_of_page_loads_cleanly_on_a_phone(chromium, served, javascrip
 
 @pytest.mark.parametrize("width", [DESKTOP, PHONE])
 def test_screenshots_of_the_front_a_compare_and_a_gpu_page_are_kept(
-    chromium,  # noqa: F811
+    browser,
     served,  # noqa: F811
     width,
 ):
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     for name, kind in SHOTS.items():
-        page, seen = open_served(chromium, served + kind, width)
+        page, seen = open_served(browser, served + kind, width)
         path = ARTEFACTS / f"{name}-{width}.png"
         page.screenshot(path=str(path), full_page=True)
         assert path.stat().st_size > 30_000, path

@@ -12,7 +12,7 @@ from model.rent_or_buy import RENT_OR_BUY_UTILIZATIONS
 from model.upgrade import UPGRADE_BUDGETS_USD
 from reports.content import as_of
 from reports.dataset import prepare_dataset
-from tests.reports.test_site_pages import CHROMIUM, CHROMIUM_ARGS, horizontal_overflow
+from tests.reports.test_site_pages import horizontal_overflow
 
 # The two screens the answer must fit in: a desktop and a phone (iPhone 12-15 viewport).
 SCREENS = {1400: 900, 390: 844}
@@ -121,18 +121,6 @@ def test_rent_or_buy_section_shows_every_utilisation(front, dataset):
     assert answers <= {"buy", "rent", "—"} and len(grid.xpath("./thead/tr/th")) >= 3
     on_demand = dataset.rent_or_buy_gpus.filter(pl.col("price_type") == "on_demand")
     assert len(per_gpu.xpath("./tbody/tr")) == on_demand["gpu_id"].n_unique() > 0
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.skip("Debian chromium is not installed (.ci/run installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chrome = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chrome
-        chrome.close()
 
 
 def bottom(page, selector: str) -> float:

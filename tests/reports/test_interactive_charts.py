@@ -6,11 +6,8 @@ replaces each SVG by the chart drawn from its Vega-Lite spec. Served over a loca
 http.server (a page opened from disk keeps its images); headless Debian Chromium.
 """
 
-import functools
-import http.server
 import json
 import re
-import threading
 from pathlib import Path
 
 import polars as pl
@@ -18,7 +15,7 @@ import pytest
 
 from model.resale import DAYS_PER_YEAR
 from reports.charts.interactive import BUNDLE, SCRIPT
-from tests.reports.test_site_pages import CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE
+from tests.reports.test_site_pages import DESKTOP, PHONE
 
 CSP = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">')
 SCRIPT_TAG = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S)
@@ -58,37 +55,14 @@ def test_the_bundle_ships_in_the_version_and_pages_load_only_their_own_scripts(b
 
 
 @pytest.fixture(scope="module")
-def served(built):
-    """The built site over http://127.0.0.1 (fetch() of a spec needs http)."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(built.site.resolve()))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/latest/"
-    server.shutdown()
-    thread.join()
+def served(server):
+    """The site's latest version over http://127.0.0.1 (fetch() of a spec needs http)."""
+    return f"{server}/latest/"
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    if CHROMIUM is None:
-        pytest.skip("Debian chromium is not installed (.ci/run installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chrome = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chrome
-        chrome.close()
-
-
-def open_served(chromium, url: str, width: int, javascript: bool = True):
+def open_served(browser, url: str, width: int, javascript: bool = True):
     """A page over http with its console errors and warnings and its failed requests."""
-    context = chromium.new_context(
+    context = browser.new_context(
         viewport={"width": width, "height": 900}, java_script_enabled=javascript
     )
     # The site has no favicon.ico at the server's root (only its versions are served).
@@ -133,8 +107,8 @@ def hover_for_tooltip(page, figure) -> str:
         ("llm.html", DESKTOP),
     ],
 )
-def test_with_javascript_the_charts_are_interactive_with_tooltips(chromium, served, path, width):
-    page, seen = open_served(chromium, served + path, width)
+def test_with_javascript_the_charts_are_interactive_with_tooltips(browser, served, path, width):
+    page, seen = open_served(browser, served + path, width)
     figures = page.locator("figure")
     count = figures.count()
     assert count >= 1
@@ -161,8 +135,8 @@ def test_with_javascript_the_charts_are_interactive_with_tooltips(chromium, serv
     page.context.close()
 
 
-def test_without_javascript_the_svg_is_shown(chromium, served):
-    page, seen = open_served(chromium, served + "index.html", DESKTOP, javascript=False)
+def test_without_javascript_the_svg_is_shown(browser, served):
+    page, seen = open_served(browser, served + "index.html", DESKTOP, javascript=False)
     images = page.evaluate(
         "[...document.querySelectorAll('figure img')].map(i => ({src: i.currentSrc,"
         " ok: i.complete && i.naturalWidth > 0, shown: i.offsetWidth > 0}))"
@@ -174,8 +148,8 @@ def test_without_javascript_the_svg_is_shown(chromium, served):
     page.context.close()
 
 
-def test_a_page_without_charts_does_not_load_the_bundle(chromium, served):
-    page, seen = open_served(chromium, served + "downloads.html", DESKTOP)
+def test_a_page_without_charts_does_not_load_the_bundle(browser, served):
+    page, seen = open_served(browser, served + "downloads.html", DESKTOP)
     page.wait_for_timeout(300)
     assert any(u.endswith(SCRIPT) for u in seen["requests"])
     assert not any(u.endswith(BUNDLE) for u in seen["requests"])

@@ -3,13 +3,10 @@ search box on every page, and searching in a real browser over a local HTTP serv
 opened from file:// cannot fetch the index). No external network: the server listens on
 127.0.0.1 and every request must go there."""
 
-import functools
-import http.server
 import json
 import re
 import shutil
 import stat
-import threading
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -17,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reports.search import BUNDLE, SCRIPT, SearchIndexError, html_files, index_version
-from tests.reports.test_site_pages import CHROMIUM_ARGS, horizontal_overflow
+from tests.reports.test_site_pages import horizontal_overflow
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PHONE, DESKTOP = 390, 1400
@@ -135,35 +132,6 @@ def test_every_page_of_the_version_has_the_search_box(built, version):
 
 
 # --- searching in a browser ---------------------------------------------------------------
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # the test's output, not the server's
-        pass
-
-
-@pytest.fixture(scope="module")
-def server(built):
-    """The site folder over HTTP on 127.0.0.1 (a random free port)."""
-    handler = functools.partial(_Quiet, directory=str(built.site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.skip("Debian chromium is not installed (.ci/run installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chrome = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chrome
-        chrome.close()
 
 
 def watched(browser, width: int, javascript: bool = True):
