@@ -2,14 +2,25 @@
 
 DuckDB allows one writer or many readers per file. The pipeline is the only writer of
 `warehouse/gpuvalue.duckdb`; people query the published copy (see `warehouse.publish`).
+
+The warehouse may also be a DuckLake (warehouse/location.py), which takes writers from
+several processes at once and settles them at commit: a transaction whose changes conflict
+with one committed since it began fails, and is retried here on the new snapshot
+(`write_transaction`). The same migrations run there through a documented translation
+(`ducklake_sql`; docs/deployment.md, "Migrations on DuckLake").
 """
 
+import random
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import polars as pl
+
+from warehouse.location import parse
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 _MIGRATION_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
@@ -21,8 +32,17 @@ _MIGRATION_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 # rewritten whole, as are these few that have a date column but one row per run or source.
 PARTITION_COLUMNS = ("run_date", "day", "observed_at")
 WHOLE_TABLES = frozenset({"model_runs", "schema_version", "source_status", "history_loads"})
-# Bookkeeping of the pipeline itself, never published.
-INTERNAL_TABLES = frozenset({"publish_changes"})
+# Bookkeeping of the pipeline itself, never published. The last two exist on a DuckLake
+# only: the counter standing in for `publish_changes_seq` and the write guard.
+WRITE_GUARD = "warehouse_writes"
+INTERNAL_TABLES = frozenset({"publish_changes", "publish_changes_seq", WRITE_GUARD})
+# A write that lost a DuckLake conflict is retried this many times, after a randomized wait
+# starting at RETRY_WAIT_S and doubling (two writers that collided do not collide again in
+# step); then the conflict is raised.
+CONFLICT_RETRIES = 8
+RETRY_WAIT_S = 0.05
+
+T = TypeVar("T")
 
 
 def migrations() -> list[tuple[int, str, Path]]:
@@ -49,39 +69,202 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     return con.sql("SELECT coalesce(max(version), 0) FROM schema_version").fetchall()[0][0]
 
 
+def is_ducklake(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection's current database is a DuckLake."""
+    rows = con.sql(
+        "SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchall()
+    return bool(rows) and rows[0][0] == "ducklake"
+
+
+class UnsupportedOnDuckLake(ValueError):
+    """A migration uses a feature DuckLake lacks and that has no faithful translation."""
+
+
+# What DuckLake lacks (its docs, "Unsupported features"; DuckDB 1.5.5 / DuckLake 1.0 here)
+# and what the translation does about each. Sequences are emulated; an index is only a way
+# to find rows faster, so it is left out; constraints other than NOT NULL would change what
+# the warehouse accepts, so a migration using one must say what to do on DuckLake.
+_SEQUENCE = re.compile(r"CREATE\s+SEQUENCE\s+(\w+)\s*;", re.IGNORECASE)
+_NEXTVAL_DEFAULT = re.compile(r"\s+DEFAULT\s+nextval\(\s*'(\w+)'\s*\)", re.IGNORECASE)
+_INDEX = re.compile(r"CREATE\s+INDEX\s+[^;]*;", re.IGNORECASE)
+_REFUSED = re.compile(
+    r"\b(PRIMARY\s+KEY|UNIQUE|REFERENCES|FOREIGN\s+KEY|CHECK\s*\(|nextval|currval)", re.IGNORECASE
+)
+
+
+def ducklake_sql(sql: str, name: str = "migration") -> str:
+    """A migration's SQL as it runs on a DuckLake (comments dropped).
+
+    - `CREATE SEQUENCE s;` becomes a one-row counter table `s` (value 0); a column's
+      `DEFAULT nextval('s')` is dropped, and the writer sets the column from the counter
+      (`next_values`), inside its own transaction.
+    - `CREATE INDEX ...;` (not UNIQUE) is dropped.
+    - PRIMARY KEY, UNIQUE, REFERENCES, CHECK and any other nextval/currval are refused.
+    """
+    text = re.sub(r"--[^\n]*", "", sql)
+    counter = r"CREATE TABLE \1 (value BIGINT NOT NULL); INSERT INTO \1 VALUES (0);"
+    text = _SEQUENCE.sub(counter, text)
+    text = _NEXTVAL_DEFAULT.sub("", text)
+    text = _INDEX.sub("", text)
+    refused = _REFUSED.search(text)
+    if refused:
+        raise UnsupportedOnDuckLake(
+            f"{name}: {refused.group(1)} has no DuckLake translation (DuckLake has no "
+            "indexes, keys, unique or check constraints, or sequences); add one to "
+            "warehouse.db.ducklake_sql or write the migration without it"
+        )
+    return text
+
+
+def next_values(con: duckdb.DuckDBPyConnection, counter: str, n: int) -> int:
+    """Take `n` values from a DuckLake counter table; returns the first.
+
+    Two transactions that both take values update the same row, which DuckLake reports as
+    a conflict when the second commits: the loser is retried on the new snapshot, so values
+    are handed out in commit order, as a sequence's would be among committed rows.
+    """
+    con.sql(f"UPDATE {counter} SET value = value + ?", params=[n])
+    return con.sql(f"SELECT value FROM {counter}").fetchall()[0][0] - n + 1
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """A DuckLake commit refused because a concurrent commit changed the same tables."""
+    return isinstance(exc, duckdb.TransactionException) and "conflict" in str(exc).lower()
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.sql("ROLLBACK")
+    except duckdb.TransactionException:
+        pass  # a failed COMMIT has already ended the transaction
+
+
+def write_transaction(
+    con: duckdb.DuckDBPyConnection,
+    body: Callable[[], T],
+    on_retry: Callable[[int, BaseException], None] | None = None,
+) -> T:
+    """Run `body` in one transaction; on a DuckLake, serialize it against other writers.
+
+    DuckLake isolates snapshots, and two transactions that each read a table and then write
+    it can both commit without conflict when what they deleted did not overlap: two
+    first loads of the catalog into an empty table would both insert it. Every write
+    transaction here therefore also bumps the one row of WRITE_GUARD, so any two that
+    overlap in time conflict, and the one that commits second is rolled back and run again,
+    from the start, on a snapshot that holds the first one's rows. `body` must therefore
+    read what it needs inside the transaction (every caller does). On a DuckDB file there is
+    one writer, and `body` runs once.
+    """
+    lake = is_ducklake(con)
+    for attempt in range(CONFLICT_RETRIES + 1):
+        con.sql("BEGIN TRANSACTION")
+        try:
+            if lake:
+                con.sql(f"UPDATE {WRITE_GUARD} SET value = value + 1")
+            result = body()
+            con.sql("COMMIT")
+            return result
+        except Exception as exc:
+            _rollback(con)
+            if not (lake and is_conflict(exc)) or attempt == CONFLICT_RETRIES:
+                raise
+            if on_retry is not None:
+                on_retry(attempt + 1, exc)
+            time.sleep(RETRY_WAIT_S * 2**attempt * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+def _bootstrap(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
+    """schema_version, and on a DuckLake the write guard, before the first migration."""
+    create_version = (
+        "CREATE TABLE IF NOT EXISTS schema_version ("
+        " version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+    )
+    if not lake:
+        con.sql(create_version)
+        return
+    try:
+        # One cheap query on a lake that has both (every open after the first): listing
+        # the catalog (information_schema) reads every table's metadata from the catalog.
+        con.sql(
+            f"SELECT (SELECT count(*) FROM {WRITE_GUARD}), (SELECT 1 FROM schema_version LIMIT 1)"
+        ).fetchall()
+        return
+    except duckdb.CatalogException:
+        pass
+
+    def create() -> None:
+        con.sql(create_version)
+        con.sql(f"CREATE TABLE IF NOT EXISTS {WRITE_GUARD} (value BIGINT NOT NULL)")
+        if not con.sql(f"SELECT count(*) FROM {WRITE_GUARD}").fetchall()[0][0]:
+            con.sql(f"INSERT INTO {WRITE_GUARD} VALUES (0)")
+
+    # Not through write_transaction: the guard it bumps is what this creates. Two first
+    # connections racing here both create the tables: DuckLake refuses the second commit
+    # (two creates of one name), and the retry finds them.
+    for attempt in range(CONFLICT_RETRIES + 1):
+        con.sql("BEGIN TRANSACTION")
+        try:
+            create()
+            con.sql("COMMIT")
+            return
+        except Exception as exc:
+            _rollback(con)
+            if not is_conflict(exc) or attempt == CONFLICT_RETRIES:
+                raise
+            time.sleep(RETRY_WAIT_S * 2**attempt * (0.5 + random.random()))
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
     """Apply every pending migration, each in its own transaction; return the versions applied.
 
     Pending means not recorded in `schema_version`, not just above the highest recorded
     version: a migration numbered below one already applied (two branches landing in either
-    order) is still applied, so no warehouse silently misses a table.
+    order) is still applied, so no warehouse silently misses a table. On a DuckLake each
+    migration runs translated (`ducklake_sql`), and a process that loses the race to apply
+    one to a new lake finds it applied when its transaction is retried.
     """
-    con.sql(
-        "CREATE TABLE IF NOT EXISTS schema_version ("
-        " version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
-    )
+    lake = is_ducklake(con)
+    _bootstrap(con, lake)
     done = {v for (v,) in con.sql("SELECT version FROM schema_version").fetchall()}
     applied = []
     for version, name, path in migrations():
         if version in done:
             continue
-        con.sql("BEGIN TRANSACTION")
-        try:
-            con.sql(path.read_text())
+
+        def apply(version: int = version, name: str = name, path: Path = path) -> bool:
+            recorded = con.sql(
+                "SELECT count(*) FROM schema_version WHERE version = ?", params=[version]
+            ).fetchall()[0][0]
+            if recorded:  # applied by another process meanwhile (a retry after a conflict)
+                return False
+            sql = path.read_text()
+            con.sql(ducklake_sql(sql, path.name) if lake else sql)
             con.sql(
                 "INSERT INTO schema_version VALUES (?, ?, current_timestamp::TIMESTAMP)",
                 params=[version, name],
             )
-            con.sql("COMMIT")
-        except Exception:
-            con.sql("ROLLBACK")
-            raise
-        applied.append(version)
+            return True
+
+        if write_transaction(con, apply):
+            applied.append(version)
     return applied
 
 
 def connect(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse file; a writable connection is migrated to the latest schema."""
+    """Open the warehouse; a writable connection is migrated to the latest schema.
+
+    `path` is a DuckDB file or any GPUVALUE_WAREHOUSE setting (warehouse/location.py).
+    """
+    location = parse(str(path))
+    if location.kind != "duckdb":
+        # Read-only here means only "not migrated": an attached warehouse's transactions
+        # already isolate a reader from concurrent writers.
+        con = location.connect()
+        if not read_only:
+            migrate(con)
+        return con
     path = Path(path)
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -153,9 +336,9 @@ def replace_rows(
         raise ValueError(f"{table}: unknown columns {unknown}")
     part = partition_column(table, columns)
     log = part is not None and _has_change_log(con)
-    con.register("incoming_rows", rows)
-    con.sql("BEGIN TRANSACTION")
-    try:
+    lake = is_ducklake(con)
+
+    def load() -> int:
         if log:
             months = con.sql(
                 f"SELECT {month_sql(part)} AS month, count(*) FROM {table} WHERE {where} "
@@ -168,10 +351,7 @@ def replace_rows(
                     f"SELECT DISTINCT {month_sql(part)}, 0 FROM incoming_rows"
                 ).fetchall()
             if months:
-                con.sql(
-                    "INSERT INTO publish_changes (table_name, month) SELECT ?, unnest(?::DATE[])",
-                    params=[table, sorted({m for m, _ in months}, key=str)],
-                )
+                _log_months(con, table, sorted({m for m, _ in months}, key=str), lake)
         else:
             deleted = con.sql(
                 f"SELECT count(*) FROM {table} WHERE {where}", params=list(params)
@@ -179,13 +359,32 @@ def replace_rows(
         con.sql(f"DELETE FROM {table} WHERE {where}", params=list(params))
         if rows.height:
             con.sql(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
-        con.sql("COMMIT")
-    except Exception:
-        con.sql("ROLLBACK")
-        raise
+        return deleted
+
+    con.register("incoming_rows", rows)
+    try:
+        deleted = write_transaction(con, load)
     finally:
         con.unregister("incoming_rows")
     return deleted, rows.height
+
+
+def _log_months(con: duckdb.DuckDBPyConnection, table: str, months: list, lake: bool) -> None:
+    """Record the months a load touched in publish_changes (see replace_rows)."""
+    if not lake:
+        con.sql(
+            "INSERT INTO publish_changes (table_name, month) SELECT ?, unnest(?::DATE[])",
+            params=[table, months],
+        )
+        return
+    # No sequences on DuckLake: the entries take their numbers from the counter table that
+    # stands in for publish_changes_seq, in this transaction (see ducklake_sql).
+    first = next_values(con, "publish_changes_seq", len(months))
+    con.sql(
+        "INSERT INTO publish_changes (seq, table_name, month) "
+        "SELECT ? + i - 1, ?, m FROM unnest(?::DATE[]) WITH ORDINALITY AS u(m, i)",
+        params=[first, table, months],
+    )
 
 
 def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

@@ -14,11 +14,18 @@ from pydantic import Field
 from model.parameters import ModelParameters, from_env, with_overrides
 from sources.bundled import DATA_DIR
 from warehouse.db import migrate
+from warehouse.location import DEFAULT, Location, parse
 from warehouse.reads import newest_observation_day
 from warehouse.release import default_published_dir, releases_dir_for
 
-# Only one step may hold the warehouse's write lock at a time.
+# Every step that opens the warehouse takes a slot of this pool. A DuckDB file has one
+# writer process at a time, so the pool has one slot; a warehouse that takes concurrent
+# writers (DuckLake on a database server, MotherDuck) raises it (`warehouse_pool_limit`).
 WAREHOUSE_POOL = "gpuvalue_warehouse"
+# Slots for a warehouse with concurrent writers: the runs the instance keeps in flight
+# (deploy/dagster.yaml, max_concurrent_runs), so a night's provider runs load side by side.
+# GPUVALUE_WAREHOUSE_WRITERS overrides it.
+CONCURRENT_WRITERS = 4
 
 
 class GpuvalueSettings(dg.ConfigurableResource):
@@ -89,8 +96,42 @@ class GpuvalueSettings(dg.ConfigurableResource):
 
 
 def warehouse_path() -> str:
-    """The pipeline's own DuckDB file (GPUVALUE_WAREHOUSE overrides)."""
-    return os.environ.get("GPUVALUE_WAREHOUSE", "warehouse/gpuvalue.duckdb")
+    """The pipeline's warehouse: GPUVALUE_WAREHOUSE (warehouse/location.py) or the default file.
+
+    A DuckDB file path, `md:<database>` or `ducklake:<catalog> (DATA_PATH '...')`; it is
+    checked here, so a malformed setting or one holding a password fails at load, once.
+    """
+    return parse(os.environ.get("GPUVALUE_WAREHOUSE") or DEFAULT).setting
+
+
+def warehouse_pool_limit(setting: str | None = None, env: dict[str, str] | None = None) -> int:
+    """Slots of WAREHOUSE_POOL for a warehouse setting (default: GPUVALUE_WAREHOUSE).
+
+    One for a DuckDB file (one writer process), and for a DuckLake whose catalog is a file;
+    CONCURRENT_WRITERS (or GPUVALUE_WAREHOUSE_WRITERS) for a DuckLake on PostgreSQL or MySQL
+    and for MotherDuck, which settle concurrent writers at commit.
+    """
+    env = os.environ if env is None else env
+    location = parse(setting if setting is not None else env.get("GPUVALUE_WAREHOUSE"))
+    if not location.concurrent_writers:
+        return 1
+    text = env.get("GPUVALUE_WAREHOUSE_WRITERS", "")
+    if not text:
+        return CONCURRENT_WRITERS
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"GPUVALUE_WAREHOUSE_WRITERS={text!r}: expected a whole number >= 1")
+    return int(text)
+
+
+def apply_pool_limit(instance: dg.DagsterInstance, setting: str | None = None) -> int:
+    """Set WAREHOUSE_POOL's slots in the instance for the warehouse; returns the limit.
+
+    Set explicitly every time (not left to `default_limit`), so moving a deployment from a
+    DuckLake back to a DuckDB file takes the pool back to one slot.
+    """
+    limit = warehouse_pool_limit(setting)
+    instance.event_log_storage.set_concurrency_slots(WAREHOUSE_POOL, limit)
+    return limit
 
 
 @dg.definitions
@@ -142,10 +183,18 @@ def _check_readable(path: Path) -> None:
 def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnection]:
     """A migrated connection to the pipeline's warehouse.
 
-    The file's folder is created first: DuckDB cannot create it, and the resource would
-    otherwise retry the failing connect with backoff for minutes before giving up.
+    The resource's `database` is the warehouse setting (warehouse/location.py). For a file,
+    its folder is created first: DuckDB cannot create it, and the resource would otherwise
+    retry the failing connect with backoff for minutes before giving up. MotherDuck and
+    DuckLake are attached to an in-memory connection and used (`Location.connect`).
     """
-    if warehouse.database != ":memory:" and not warehouse.database.startswith("md:"):
+    location = parse(warehouse.database)
+    if location.kind != "duckdb":
+        with _attached(location, warehouse.connection_config) as con:
+            migrate(con)
+            yield con
+        return
+    if warehouse.database != ":memory:":
         Path(warehouse.database).parent.mkdir(parents=True, exist_ok=True)
         _check_readable(Path(warehouse.database))
     with warehouse.get_connection() as con:
@@ -157,6 +206,15 @@ def open_warehouse(warehouse: DuckDBResource) -> Iterator[duckdb.DuckDBPyConnect
             yield con
         finally:
             con.close()
+
+
+@contextmanager
+def _attached(location: Location, config: dict) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = location.connect({"custom_user_agent": "dagster", **config})
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 def run_date_for(con: duckdb.DuckDBPyConnection, settings: GpuvalueSettings) -> dt.date:
