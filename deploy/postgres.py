@@ -225,6 +225,15 @@ def _create(c: Cluster) -> None:
     )
 
 
+def create_database(c: Cluster, name: str) -> None:
+    """A further database owned by the `dagster` role (e.g. a DuckLake's catalog); idempotent."""
+    psql = [str(c.bindir / "psql"), "-h", str(c.socket_dir), "-p", str(c.port)]
+    psql += ["-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-At"]
+    exists = _run([*psql, "-c", f"SELECT 1 FROM pg_database WHERE datname = '{name}'"])
+    if exists.stdout.strip() != "1":
+        _run([*psql, "-c", f'CREATE DATABASE "{name}" OWNER {ROLE}'])
+
+
 def _wait_ready(c: Cluster, timeout: float) -> None:
     """Until the server accepts TCP connections (pg_isready)."""
     deadline = time.monotonic() + timeout

@@ -10,6 +10,7 @@ with one committed since it began fails, and is retried here on the new snapshot
 (`ducklake_sql`; docs/deployment.md, "Migrations on DuckLake").
 """
 
+import logging
 import random
 import re
 import time
@@ -37,12 +38,15 @@ WHOLE_TABLES = frozenset({"model_runs", "schema_version", "source_status", "hist
 WRITE_GUARD = "warehouse_writes"
 INTERNAL_TABLES = frozenset({"publish_changes", "publish_changes_seq", WRITE_GUARD})
 # A write that lost a DuckLake conflict is retried this many times, after a randomized wait
-# starting at RETRY_WAIT_S and doubling (two writers that collided do not collide again in
-# step); then the conflict is raised.
-CONFLICT_RETRIES = 8
+# starting at RETRY_WAIT_S and doubling up to RETRY_MAX_WAIT_S (two writers that collided do
+# not collide again in step): about a minute in all, longer than another writer's longest
+# run of commits (a new lake's migrations); then the conflict is raised.
+CONFLICT_RETRIES = 30
 RETRY_WAIT_S = 0.05
+RETRY_MAX_WAIT_S = 2.0
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def migrations() -> list[tuple[int, str, Path]]:
@@ -169,10 +173,21 @@ def write_transaction(
             _rollback(con)
             if not (lake and is_conflict(exc)) or attempt == CONFLICT_RETRIES:
                 raise
+            # Said where it happens (stderr, the step's log): a retry is normal, many are not.
+            log.warning(
+                "DuckLake write conflict, retry %d of %d: %s",
+                attempt + 1,
+                CONFLICT_RETRIES,
+                str(exc).splitlines()[-1][:200],
+            )
             if on_retry is not None:
                 on_retry(attempt + 1, exc)
-            time.sleep(RETRY_WAIT_S * 2**attempt * (0.5 + random.random()))
+            _wait(attempt)
     raise AssertionError("unreachable")
+
+
+def _wait(attempt: int) -> None:
+    time.sleep(min(RETRY_MAX_WAIT_S, RETRY_WAIT_S * 2**attempt) * (0.5 + random.random()))
 
 
 def _bootstrap(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
@@ -213,7 +228,7 @@ def _bootstrap(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
             _rollback(con)
             if not is_conflict(exc) or attempt == CONFLICT_RETRIES:
                 raise
-            time.sleep(RETRY_WAIT_S * 2**attempt * (0.5 + random.random()))
+            _wait(attempt)
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
@@ -227,9 +242,18 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
     """
     lake = is_ducklake(con)
     _bootstrap(con, lake)
-    done = {v for (v,) in con.sql("SELECT version FROM schema_version").fetchall()}
     applied = []
+
+    def recorded() -> set[int]:
+        return {v for (v,) in con.sql("SELECT version FROM schema_version").fetchall()}
+
+    done = recorded()
     for version, name, path in migrations():
+        if version in done:
+            continue
+        # Read again before each pending one: on a new lake another process may be applying
+        # the same migrations, and one it has committed is skipped without a transaction.
+        done = recorded()
         if version in done:
             continue
 

@@ -18,6 +18,7 @@ Pure: parsing and the SQL that opens a connection; nothing here touches the netw
 import importlib.util
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,7 +95,7 @@ class Location:
                 base = duckdb.connect(self.database, config=config)
                 try:
                     for statement in self.attach:
-                        base.sql(statement)
+                        _run_attach(base, statement)
                 except Exception:
                     base.close()
                     raise
@@ -102,6 +103,24 @@ class Location:
         con = base.cursor()
         con.sql(f"USE {self.alias}")
         return con
+
+
+# Two processes attaching a new DuckLake at once both create its catalog tables, and the
+# loser's CREATE fails in the catalog database ("Failed to initialize DuckLake": a duplicate
+# table). Its retry finds the lake the winner made.
+ATTACH_RETRIES = 5
+
+
+def _run_attach(con: duckdb.DuckDBPyConnection, statement: str) -> None:
+    for attempt in range(ATTACH_RETRIES + 1):
+        try:
+            con.sql(statement)
+            return
+        except duckdb.Error as exc:
+            initializing = "Failed to initialize DuckLake" in str(exc)
+            if not (statement.startswith("ATTACH") and initializing) or attempt == ATTACH_RETRIES:
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def close_attached() -> None:

@@ -6,6 +6,8 @@ kind); the report reads it to mark an input failed or stale.
 
 import duckdb
 
+from warehouse.db import write_transaction
+
 
 def record_status(
     con: duckdb.DuckDBPyConnection,
@@ -15,9 +17,13 @@ def record_status(
     detail: str,
     kind: str = "cloud",
 ) -> None:
-    """Replace the source's status row: this attempt, and when it last succeeded."""
-    con.sql("BEGIN TRANSACTION")
-    try:
+    """Replace the source's status row: this attempt, and when it last succeeded.
+
+    In one write transaction (warehouse.db), so on a DuckLake two providers' runs recording
+    at once are serialized, and the one that commits second is retried, not failed.
+    """
+
+    def record() -> None:
         previous = con.sql(
             "SELECT last_ok_at FROM source_status WHERE source = ? AND kind = ?",
             params=[source, kind],
@@ -36,7 +42,5 @@ def record_status(
                 previous[0][0] if previous else None,
             ],
         )
-        con.sql("COMMIT")
-    except Exception:
-        con.sql("ROLLBACK")
-        raise
+
+    write_transaction(con, record)
