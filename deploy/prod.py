@@ -84,6 +84,29 @@ def prepare_home(profile: Profile) -> None:
     shutil.copyfile(INSTANCE_YAML, profile.home / "dagster.yaml")
 
 
+def set_pool_limit(env: Mapping[str, str]) -> int:
+    """Size the warehouse pool for the warehouse the processes will use; returns the limit.
+
+    One slot for a DuckDB file, more for a DuckLake on PostgreSQL or MotherDuck
+    (`warehouse_pool_limit`), set in the instance (kept in PostgreSQL) on every start, so
+    changing GPUVALUE_WAREHOUSE and restarting resizes it either way.
+    """
+    from pipeline.defs.resources import WAREHOUSE_POOL, warehouse_pool_limit
+
+    limit = warehouse_pool_limit(env.get("GPUVALUE_WAREHOUSE"), dict(env))
+    done = subprocess.run(
+        [_bin("dagster"), "instance", "concurrency", "set", WAREHOUSE_POOL, str(limit)],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"setting the warehouse pool failed: {(done.stdout + done.stderr)[-2000:]}"
+        )
+    return limit
+
+
 def start_schedules(env: Mapping[str, str], names: tuple[str, ...] = SCHEDULES) -> None:
     """Turn the schedules on in the instance (idempotent: an already running one stays)."""
     for name in names:
@@ -247,11 +270,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if all(states.values()) else 3
     env = environment(profile, pg_dir=args.pg_dir)
     prepare_home(profile)
+    limit = set_pool_limit(env)
     if not args.no_schedules:
         start_schedules(env)
     spawn(profile, env)
     print(
-        f"prod: webserver on http://{profile.host}:{profile.port}, daemon running; "
+        f"prod: warehouse pool of {limit} slot(s); "
+        f"webserver on http://{profile.host}:{profile.port}, daemon running; "
         f"DAGSTER_HOME={profile.home}, logs in {profile.logs}; schedules on: "
         f"{', '.join(SCHEDULES)}"
     )

@@ -122,6 +122,8 @@ def test_a_scheduled_tick_launches_a_nightly_run_that_succeeds(
     env = prod.environment(profile, base)
     monkeypatch.setenv("DAGSTER_HOME", env["DAGSTER_HOME"])
     prod.prepare_home(profile)
+    # As `make prod` does: the pool sized for the warehouse, a DuckDB file here (one slot).
+    assert prod.set_pool_limit(env) == 1
     # The run renders its charts in a view of the session's chart cache.
     with chart_cache(work / ".build"):
         try:
@@ -190,8 +192,8 @@ def test_a_scheduled_tick_launches_a_nightly_run_that_succeeds(
         cur.execute("SELECT count(*) FROM job_ticks WHERE status = 'SUCCESS'")
         assert cur.fetchone()[0] >= 1
         # The warehouse pool's single slot is kept there too.
-        cur.execute("SELECT concurrency_key FROM concurrency_limits")
-        assert ("gpuvalue_warehouse",) in cur.fetchall()
+        cur.execute('SELECT concurrency_key, "limit" FROM concurrency_limits')
+        assert ("gpuvalue_warehouse", 1) in cur.fetchall()
     # And the real job ran: it published a new release, with its site and warehouse.
     assert (work / "published").resolve() != release_before
     assert (work / "published" / "gpuvalue.duckdb").exists()
