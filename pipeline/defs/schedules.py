@@ -40,10 +40,17 @@ def nightly_executor() -> dg.ExecutorDefinition:
     and nearly every step touches the one DuckDB file, so it pays only with a warehouse that
     takes concurrent writers (docs/deployment.md).
     """
-    if os.environ.get("GPUVALUE_EXECUTOR", "in_process") == "multiprocess":
+    executor = os.environ.get("GPUVALUE_EXECUTOR", "in_process")
+    if executor == "multiprocess":
         return dg.multiprocess_executor.configured(
             {"max_concurrent": 2, "start_method": {"forkserver": {}}}
         )
+    if executor == "k8s":
+        # The reference cluster deployment (deploy/k8s): each step a Kubernetes Job. Its
+        # image installs dagster-k8s; this environment does not, hence the late import.
+        from dagster_k8s import k8s_job_executor
+
+        return k8s_job_executor
     return dg.in_process_executor
 
 

@@ -97,17 +97,26 @@ def catalog():
             shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def lake(catalog, request):
-    """A new lake of this test's own in the catalog: (setting, environment, cluster, data)."""
+def _lake(catalog, name: str) -> tuple:
     env, cluster, root = catalog
-    name = request.node.name.removeprefix("test_")[:40]
     data = root / "data" / name
     setting = (
         f"ducklake:postgres:dbname=lake host=127.0.0.1 port={cluster.port} "
         f"user={env['DAGSTER_PG_USERNAME']} (DATA_PATH '{data}/', METADATA_SCHEMA '{name}')"
     )
-    yield setting, env, cluster, data
+    return setting, env, cluster, data
+
+
+@pytest.fixture(scope="module")
+def lake(catalog):
+    """One lake for the in-process tests (migrated by the first that opens it)."""
+    return _lake(catalog, "shared")
+
+
+@pytest.fixture
+def new_lake(catalog):
+    """A lake nobody has opened yet: its first writers also create it and migrate it."""
+    return _lake(catalog, "runs")
 
 
 def columns(con: duckdb.DuckDBPyConnection) -> set[tuple]:
@@ -138,7 +147,9 @@ def test_migrations_apply_on_the_lake_as_on_a_duckdb_file(lake, tmp_path):
     # Same tables, columns, types and nullability; the one difference the translation makes
     # (publish_changes.seq has no default there) does not show in these columns.
     assert lake_columns == file_columns
-    print(f"\n{latest} migrations applied on the lake in {took:.1f} s, {len(tables)} tables")
+    print(
+        f"\nmigrations up to {latest:03d} applied on the lake in {took:.1f} s, {len(tables)} tables"
+    )
     # A second open finds them applied and applies nothing.
     with db.connect(setting) as again:
         assert db.migrate(again) == []
@@ -174,8 +185,8 @@ def _step_window(instance: dg.DagsterInstance, run_id: str, step: str) -> tuple[
 
 
 @pytest.mark.slow(seconds=120)
-def test_two_provider_runs_write_the_lake_at_once(lake, tmp_path, monkeypatch):
-    setting, pg_env, _, data = lake
+def test_two_provider_runs_write_the_lake_at_once(new_lake, tmp_path, monkeypatch):
+    setting, pg_env, _, data = new_lake
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copyfile(ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
