@@ -73,12 +73,25 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     return con.sql("SELECT coalesce(max(version), 0) FROM schema_version").fetchall()[0][0]
 
 
-def is_ducklake(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether the connection's current database is a DuckLake."""
+def _database_type(con: duckdb.DuckDBPyConnection) -> str | None:
     rows = con.sql(
         "SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchall()
-    return bool(rows) and rows[0][0] == "ducklake"
+    return rows[0][0] if rows else None
+
+
+def is_ducklake(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection's current database is a DuckLake."""
+    return _database_type(con) == "ducklake"
+
+
+def takes_concurrent_writers(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether other processes may write this database at the same time (DuckLake, MotherDuck).
+
+    Those get the write guard and the retries of `write_transaction`. (MotherDuck's are
+    untested here: it is a network service.)
+    """
+    return _database_type(con) in {"ducklake", "motherduck"}
 
 
 class UnsupportedOnDuckLake(ValueError):
@@ -149,7 +162,7 @@ def write_transaction(
     body: Callable[[], T],
     on_retry: Callable[[int, BaseException], None] | None = None,
 ) -> T:
-    """Run `body` in one transaction; on a DuckLake, serialize it against other writers.
+    """Run `body` in one transaction; on a DuckLake (or MotherDuck), serialize it.
 
     DuckLake isolates snapshots, and two transactions that each read a table and then write
     it can both commit without conflict when what they deleted did not overlap: two
@@ -160,7 +173,7 @@ def write_transaction(
     read what it needs inside the transaction (every caller does). On a DuckDB file there is
     one writer, and `body` runs once.
     """
-    lake = is_ducklake(con)
+    lake = takes_concurrent_writers(con)
     for attempt in range(CONFLICT_RETRIES + 1):
         con.sql("BEGIN TRANSACTION")
         try:
@@ -191,7 +204,10 @@ def _wait(attempt: int) -> None:
 
 
 def _bootstrap(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
-    """schema_version, and on a DuckLake the write guard, before the first migration."""
+    """schema_version, and the write guard where others write too, before any migration.
+
+    `lake`: the database takes concurrent writers (`takes_concurrent_writers`).
+    """
     create_version = (
         "CREATE TABLE IF NOT EXISTS schema_version ("
         " version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
@@ -241,7 +257,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
     one to a new lake finds it applied when its transaction is retried.
     """
     lake = is_ducklake(con)
-    _bootstrap(con, lake)
+    _bootstrap(con, takes_concurrent_writers(con))
     applied = []
 
     def recorded() -> set[int]:
