@@ -5,45 +5,54 @@ daily price per GPU x market (one row each) and the monthly medians of the histo
 x markets x months), so a night reads what the model needs, not every observation ever kept.
 """
 
+import datetime as dt
+from pathlib import Path
+
 import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from model.market_consistency import LIST_PRICE_SOURCES, choose_basis
-
 # current_prices runs the back-tests to choose its candidate and stores their figures under
 # NOWCAST_CHECK and HOLDOUT_CHECK in model_validation (the model_validation asset leaves
 # those rows alone).
+from model.backtest_window import NO_STORE, PredictionStore, complete_months
+from model.market_consistency import LIST_PRICE_SOURCES, choose_basis
 from model.nowcast import (
     NOWCAST_CHECK,
-    backtest,
-    backtest_summary,
     backtest_validation,
     current_prices_and_drops,
 )
 from model.nowcast_backtest import (
     HOLDOUT_CHECK,
     choose_nowcast,
-    holdout_backtest,
     holdout_validation,
-    segment_summary,
+    windowed_summaries,
 )
 from model.price_uncertainty import listing_spreads
 from pipeline.defs.freshness import RETAIL_PRICES
 from pipeline.defs.metadata import KINDS
+from pipeline.defs.model.backtest_store import FilePredictionStore
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import read_latest_daily, read_listing_days, read_monthly_series
 
 
 def nowcast_choice(
-    monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_days: int
-) -> tuple[str, pl.DataFrame, pl.DataFrame]:
-    """The nowcast candidate the back-tests choose, the rolling-origin and held-out summaries."""
-    max_age = max_age_days / 365.25
-    summary = backtest_summary(backtest(monthly, gpus, max_age))
-    holdout = segment_summary(holdout_backtest(monthly, gpus, max_age))
-    return choose_nowcast(summary, holdout), summary, holdout
+    monthly: pl.DataFrame,
+    gpus: pl.DataFrame,
+    max_age_days: int,
+    run_date: dt.date,
+    store: PredictionStore = NO_STORE,
+) -> tuple[str, pl.DataFrame, pl.DataFrame, dict[str, int]]:
+    """The nowcast candidate the back-tests choose, the rolling-origin and held-out summaries.
+
+    The back-tests run on the complete months before the run date's, over their last
+    origins, each origin computed once (model/backtest_window.py; `store` keeps them).
+    """
+    summary, by_segment, counts = windowed_summaries(
+        complete_months(monthly, run_date), gpus, max_age_days / 365.25, store
+    )
+    return choose_nowcast(summary, by_segment), summary, by_segment, counts
 
 
 @dg.asset(
@@ -73,7 +82,11 @@ def current_prices(
             " ORDER BY gpu_id"
         ).pl()
         monthly = read_monthly_series(con, run_date)
-        candidate, summary, holdout = nowcast_choice(monthly, gpus, params.price_max_age_days)
+        store = FilePredictionStore(Path(settings.build_dir) / "backtest-cache")
+        candidate, summary, holdout, origins = nowcast_choice(
+            monthly, gpus, params.price_max_age_days, run_date, store
+        )
+        store.prune()
         latest = choose_basis(
             read_latest_daily(con, run_date, LIST_PRICE_SOURCES),
             params.price_freshness_days,
@@ -121,5 +134,6 @@ def current_prices(
             for r in spreads.iter_rows(named=True)
         ),
         nowcast_candidate=candidate,
+        backtest_origins=", ".join(f"{k} {v}" for k, v in origins.items()),
         backtest_median_ape_pct=float(overall["median_ape"][0]) if overall.height else None,
     )
