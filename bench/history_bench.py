@@ -4,6 +4,8 @@
 2. Copies it twice. One copy stays as it is (the bundled history). The other gets N years
    of synthetic nightly history, written by DuckDB SQL in one-month chunks (memory stays
    bounded; see `synthesize`), then one untimed full publish.
+   Then the nowcast back-tests of the night before run on both (untimed, `warm_backtests`):
+   a steady night finds the origins the nights before it stored.
 3. Times the same night on both: partition day NIGHT (the last day of a month, so the
    month's Parquet partitions are as large as they get) with one Amazon search page (new)
    and one eBay sold page (used) per catalog GPU, LISTINGS listings each, rendered in the
@@ -268,6 +270,29 @@ def full_publish(root: Path) -> float:
     finally:
         con.close()
     return time.perf_counter() - start
+
+
+def warm_backtests(root: Path, day: dt.date) -> dict[str, int]:
+    """Run the nowcast back-tests of `day` into `root`'s store, as the night before did.
+
+    A steady night finds the back-tests' origins stored by the nights before it
+    (model/backtest_window.py); the setup has no such nights, so this computes them once,
+    untimed, in the store the timed night uses (`<root>/.build/backtest-cache`, kept in
+    the setup for --reuse). A no-op when they are stored already.
+    """
+    from model.parameters import ModelParameters
+    from pipeline.defs.model.prices import CATALOG_SQL, backtest_store, nowcast_choice
+    from warehouse.reads import read_monthly_series
+
+    con = duckdb.connect(str(root / "gpuvalue.duckdb"), read_only=True)
+    try:
+        gpus = con.sql(CATALOG_SQL).pl()
+        monthly = read_monthly_series(con, day)
+    finally:
+        con.close()
+    store = backtest_store(root / ".build")
+    *_, counts = nowcast_choice(monthly, gpus, ModelParameters().price_max_age_days, day, store)
+    return counts
 
 
 def night_archive(source_root: Path, out: Path, listings: int) -> int:
@@ -558,8 +583,13 @@ def main() -> None:
     setup = work / "setup"
     if args.reuse and (setup / "history").is_dir():
         # Time the night again on the kept setup (after a code change): the setup stays
-        # pristine, the nights run on linked copies with their own warehouse files.
+        # pristine but for the back-tests' stored origins (a cache of its data), the nights
+        # run on linked copies with their own warehouse files.
         for name in ("bundled", "history"):
+            t = time.perf_counter()
+            counts = warm_backtests(setup / name, NIGHT - dt.timedelta(days=1))
+            print(f"back-tests of the night before, {name} (untimed): "
+                  f"{time.perf_counter() - t:.0f} s; {counts}", flush=True)  # fmt: skip
             shutil.rmtree(work / name, ignore_errors=True)
             linked_copy(setup / name, work / name)
         pages = int((work / "pages.txt").read_text(encoding="utf-8"))
@@ -586,6 +616,11 @@ def main() -> None:
             + ", ".join(f"{t} {n:,}" for t, n in counts.items()),
             flush=True,
         )
+        for name in ("bundled", "history"):
+            t = time.perf_counter()
+            counts = warm_backtests(work / name, NIGHT - dt.timedelta(days=1))
+            print(f"back-tests of the night before, {name} (untimed): "
+                  f"{time.perf_counter() - t:.0f} s; {counts}", flush=True)  # fmt: skip
         if args.keep:
             setup.mkdir()
             for name in ("bundled", "history"):

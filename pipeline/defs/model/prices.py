@@ -12,11 +12,12 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.backtest_window import NO_STORE, PredictionStore, complete_months
+from model.market_consistency import LIST_PRICE_SOURCES, choose_basis
+
 # current_prices runs the back-tests to choose its candidate and stores their figures under
 # NOWCAST_CHECK and HOLDOUT_CHECK in model_validation (the model_validation asset leaves
 # those rows alone).
-from model.backtest_window import NO_STORE, PredictionStore, complete_months
-from model.market_consistency import LIST_PRICE_SOURCES, choose_basis
 from model.nowcast import (
     NOWCAST_CHECK,
     backtest_validation,
@@ -35,6 +36,16 @@ from pipeline.defs.model.backtest_store import FilePredictionStore
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import read_latest_daily, read_listing_days, read_monthly_series
+
+CATALOG_SQL = (
+    "SELECT gpu_id, name, vendor, architecture, launch_price_usd, release_date FROM gpus"
+    " ORDER BY gpu_id"
+)
+
+
+def backtest_store(build_dir: str | Path) -> FilePredictionStore:
+    """The back-tests' stored origins of the build folder (next to its chart cache)."""
+    return FilePredictionStore(Path(build_dir) / "backtest-cache")
 
 
 def nowcast_choice(
@@ -77,12 +88,9 @@ def current_prices(
     """Today's price per GPU x market, with its method, age and interval."""
     with model_step(context, settings, warehouse) as step:
         con, run_date, params = step.con, step.run_date, step.params
-        gpus = con.sql(
-            "SELECT gpu_id, name, vendor, architecture, launch_price_usd, release_date FROM gpus"
-            " ORDER BY gpu_id"
-        ).pl()
+        gpus = con.sql(CATALOG_SQL).pl()
         monthly = read_monthly_series(con, run_date)
-        store = FilePredictionStore(Path(settings.build_dir) / "backtest-cache")
+        store = backtest_store(settings.build_dir)
         candidate, summary, holdout, origins = nowcast_choice(
             monthly, gpus, params.price_max_age_days, run_date, store
         )
