@@ -4,6 +4,8 @@
 2. Copies it twice. One copy stays as it is (the bundled history). The other gets N years
    of synthetic nightly history, written by DuckDB SQL in one-month chunks (memory stays
    bounded; see `synthesize`), then one untimed full publish.
+   Then the nowcast back-tests of the night before run on both (untimed, `warm_backtests`):
+   a steady night finds the origins the nights before it stored.
 3. Times the same night on both: partition day NIGHT (the last day of a month, so the
    month's Parquet partitions are as large as they get) with one Amazon search page (new)
    and one eBay sold page (used) per catalog GPU, LISTINGS listings each, rendered in the
@@ -11,8 +13,9 @@
    cloud runs replay the bundled cloud files, as every offline night does. The night runs
    in a fresh process (`python -m pipeline.run`'s code path: eight cloud runs, then one run
    of the rest) with a thread sampling its RSS every 10 ms.
-4. Prints wall time and peak RSS per stage (ingest, model, report, publish, Dagster's own
-   time between steps), the bytes the publish wrote, the ratio to the bundled night, and
+4. Prints wall time, CPU time and peak RSS per stage (ingest, model, report, publish,
+   Dagster's own time between steps) and for its slowest steps, the bytes the publish wrote,
+   the ratios (wall and CPU) to the bundled night, the machine's load average, and
    p50/p95 of three ad hoc queries on the published snapshot, each on a fresh read-only
    connection (as `make query` opens one).
 
@@ -269,6 +272,29 @@ def full_publish(root: Path) -> float:
     return time.perf_counter() - start
 
 
+def warm_backtests(root: Path, day: dt.date) -> dict[str, int]:
+    """Run the nowcast back-tests of `day` into `root`'s store, as the night before did.
+
+    A steady night finds the back-tests' origins stored by the nights before it
+    (model/backtest_window.py); the setup has no such nights, so this computes them once,
+    untimed, in the store the timed night uses (`<root>/.build/backtest-cache`, kept in
+    the setup for --reuse). A no-op when they are stored already.
+    """
+    from model.parameters import ModelParameters
+    from pipeline.defs.model.prices import CATALOG_SQL, backtest_store, nowcast_choice
+    from warehouse.reads import read_monthly_series
+
+    con = duckdb.connect(str(root / "gpuvalue.duckdb"), read_only=True)
+    try:
+        gpus = con.sql(CATALOG_SQL).pl()
+        monthly = read_monthly_series(con, day)
+    finally:
+        con.close()
+    store = backtest_store(root / ".build")
+    *_, counts = nowcast_choice(monthly, gpus, ModelParameters().price_max_age_days, day, store)
+    return counts
+
+
 def night_archive(source_root: Path, out: Path, listings: int) -> int:
     """The bundled archive plus tonight's pages: one Amazon search (new) and one eBay sold
     page (used) per catalog GPU, `listings` cards each, titled with the GPU's name."""
@@ -321,15 +347,21 @@ def night_archive(source_root: Path, out: Path, listings: int) -> int:
 
 
 class Sampler(threading.Thread):
-    """RSS and bytes written by this process, every 10 ms."""
+    """RSS, bytes written and CPU seconds of this process, every 10 ms.
+
+    CPU is user + system time of every thread (DuckDB's and Polars' pools included) plus
+    that of waited-for children: on a machine shared with other work, wall time measures
+    the load as much as the night, CPU time measures the night.
+    """
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
-        self.samples: list[tuple[float, int, int]] = []
+        self.samples: list[tuple[float, int, int, float]] = []
         self.stop = threading.Event()
         self.page = os.sysconf("SC_PAGE_SIZE")
+        self.tick = os.sysconf("SC_CLK_TCK")
 
-    def read(self) -> tuple[float, int, int]:
+    def read(self) -> tuple[float, int, int, float]:
         with open("/proc/self/statm") as statm:
             rss = int(statm.read().split()[1]) * self.page
         wchar = 0
@@ -337,7 +369,12 @@ class Sampler(threading.Thread):
             for line in io:
                 if line.startswith("wchar:"):
                     wchar = int(line.split()[1])
-        return time.time(), rss, wchar
+        with open("/proc/self/stat") as stat:
+            # Fields after the command name (which may hold spaces): utime, stime,
+            # cutime, cstime are the 14th-17th fields of the whole line.
+            fields = stat.read().rsplit(")", 1)[1].split()
+        cpu = sum(int(f) for f in fields[11:15]) / self.tick
+        return time.time(), rss, wchar, cpu
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -404,23 +441,32 @@ def run_night(root: Path, archive: Path, out: Path) -> None:
                 materialization = event.event_specific_data.materialization
                 if materialization.asset_key.path[-1] == "published_warehouse":
                     published = {k: v.value for k, v in materialization.metadata.items()}
-    stages = {s: {"seconds": 0.0, "peak_rss": 0, "steps": []} for s in (*STAGES, "dagster")}
-    in_steps = 0.0
+    stages = {
+        s: {"seconds": 0.0, "cpu_seconds": 0.0, "peak_rss": 0, "steps": []}
+        for s in (*STAGES, "dagster")
+    }
+    in_steps = in_steps_cpu = 0.0
     for step, t0, t1 in steps:
         stage = stages[_stage_of(step, groups)]
-        stage["seconds"] += t1 - t0
-        stage["steps"].append([step, round(t1 - t0, 3)])
-        in_steps += t1 - t0
         window = [s for s in samples if t0 <= s[0] <= t1]
         window = window or [min(samples, key=lambda s: abs(s[0] - t1))]
+        cpu = window[-1][3] - window[0][3]
+        stage["seconds"] += t1 - t0
+        stage["cpu_seconds"] += cpu
+        stage["steps"].append([step, round(t1 - t0, 3), round(cpu, 2), max(s[1] for s in window)])
+        in_steps += t1 - t0
+        in_steps_cpu += cpu
         stage["peak_rss"] = max(stage["peak_rss"], max(s[1] for s in window))
         if step == "published_warehouse":
             stage["wchar"] = window[-1][2] - window[0][2]
+    cpu_seconds = samples[-1][3] - samples[0][3]
     stages["dagster"]["seconds"] = (end - start) - in_steps
+    stages["dagster"]["cpu_seconds"] = cpu_seconds - in_steps_cpu
     stages["dagster"]["peak_rss"] = max(s[1] for s in samples)
     figures = {
         "success": result.success,
         "wall_seconds": end - start,
+        "cpu_seconds": cpu_seconds,
         "peak_rss": max(s[1] for s in samples),
         "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "stages": stages,
@@ -486,18 +532,27 @@ def mb(n: float | None) -> str:
     return "-" if n is None else f"{n / 1e6:,.1f} MB"
 
 
-def print_night(label: str, night: dict, base: dict | None) -> None:
+def print_night(label: str, night: dict, base: dict | None, steps: int = 4) -> None:
     ratio = ""
     if base:
-        ratio = f"  ({night['wall_seconds'] / base['wall_seconds']:.2f}x the bundled night)"
+        ratio = (
+            f"  ({night['wall_seconds'] / base['wall_seconds']:.2f}x the bundled night's wall, "
+            f"{night['cpu_seconds'] / base['cpu_seconds']:.2f}x its CPU)"
+        )
     failed = "" if night["success"] else "  RUN FAILED"
     peak = mb(night["peak_rss"])
-    print(f"\n{label}: {night['wall_seconds']:.1f} s{ratio}, peak RSS {peak}{failed}")
-    print(f"  {'stage':<10} {'seconds':>8} {'peak RSS':>11}  slowest steps")
+    print(
+        f"\n{label}: {night['wall_seconds']:.1f} s wall, {night['cpu_seconds']:.1f} s CPU"
+        f"{ratio}, peak RSS {peak}{failed}"
+    )
+    print(f"  {'stage':<10} {'wall s':>7} {'CPU s':>7} {'peak RSS':>11}  slowest steps (wall/CPU)")
     for stage, fig in night["stages"].items():
-        slow = sorted(fig["steps"], key=lambda s: -s[1])[:3]
-        steps = ", ".join(f"{s} {t:.1f}s" for s, t in slow)
-        print(f"  {stage:<10} {fig['seconds']:>8.1f} {mb(fig['peak_rss']):>11}  {steps}")
+        slow = sorted(fig["steps"], key=lambda s: -s[2])[:steps]
+        names = ", ".join(f"{s[0]} {s[1]:.1f}/{s[2]:.1f}s" for s in slow)
+        print(
+            f"  {stage:<10} {fig['seconds']:>7.1f} {fig['cpu_seconds']:>7.1f} "
+            f"{mb(fig['peak_rss']):>11}  {names}"
+        )
     pub = night["publish"]
     print(
         f"  publish wrote {mb(pub['bytes_written'])} in {pub['files_written']} new files "
@@ -516,6 +571,7 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="time the nights again on a kept setup"
     )
+    parser.add_argument("--steps", type=int, default=4, help="slowest steps shown per stage")
     parser.add_argument("--night", nargs=3, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.night:
@@ -527,8 +583,13 @@ def main() -> None:
     setup = work / "setup"
     if args.reuse and (setup / "history").is_dir():
         # Time the night again on the kept setup (after a code change): the setup stays
-        # pristine, the nights run on linked copies with their own warehouse files.
+        # pristine but for the back-tests' stored origins (a cache of its data), the nights
+        # run on linked copies with their own warehouse files.
         for name in ("bundled", "history"):
+            t = time.perf_counter()
+            counts = warm_backtests(setup / name, NIGHT - dt.timedelta(days=1))
+            print(f"back-tests of the night before, {name} (untimed): "
+                  f"{time.perf_counter() - t:.0f} s; {counts}", flush=True)  # fmt: skip
             shutil.rmtree(work / name, ignore_errors=True)
             linked_copy(setup / name, work / name)
         pages = int((work / "pages.txt").read_text(encoding="utf-8"))
@@ -555,6 +616,11 @@ def main() -> None:
             + ", ".join(f"{t} {n:,}" for t, n in counts.items()),
             flush=True,
         )
+        for name in ("bundled", "history"):
+            t = time.perf_counter()
+            counts = warm_backtests(work / name, NIGHT - dt.timedelta(days=1))
+            print(f"back-tests of the night before, {name} (untimed): "
+                  f"{time.perf_counter() - t:.0f} s; {counts}", flush=True)  # fmt: skip
         if args.keep:
             setup.mkdir()
             for name in ("bundled", "history"):
@@ -564,13 +630,19 @@ def main() -> None:
         f"night {NIGHT}: {pages} pages, {args.listings} listings each, through the parsers",
         flush=True,
     )
+    load = [os.getloadavg()[0]]
     bundled = timed_night(work / "bundled", archive, work, "bundled")
+    load.append(os.getloadavg()[0])
     history = timed_night(work / "history", archive, work, "history")
+    load.append(os.getloadavg()[0])
 
     machine = f"{os.cpu_count()} cores, {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB RAM"  # noqa: E501
-    print(f"\nmachine: {machine}; load average before the nights: {os.getloadavg()[0]:.1f}")
-    print_night("bundled night", bundled, None)
-    print_night(f"night over {args.years:g} years", history, bundled)
+    print(
+        f"\nmachine: {machine}; 1-minute load average before, between and after the nights: "
+        + " / ".join(f"{x:.1f}" for x in load)
+    )
+    print_night("bundled night", bundled, None, args.steps)
+    print_night(f"night over {args.years:g} years", history, bundled, args.steps)
     for label, root in (("bundled", work / "bundled"), (f"{args.years:g} years", work / "history")):
         print(
             f"\nad hoc queries on the published snapshot, {label} "

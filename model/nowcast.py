@@ -324,19 +324,35 @@ def carry(
     )
 
 
+def backtest_cutoffs(
+    monthly: pl.DataFrame, every_months: int = 6, warmup_years: float = 2.0
+) -> list[float]:
+    """The rolling origin's cut-offs, in years since 1970-01-01.
+
+    Every `every_months` from `warmup_years` after the first monthly point, before the last.
+    """
+    if monthly.height < 2:
+        return []
+    first, last_t = monthly["t"].min(), monthly["t"].max()
+    return [float(c) for c in np.arange(first + warmup_years, last_t, every_months / 12)]
+
+
 def backtest(
     monthly: pl.DataFrame,
     gpus: pl.DataFrame,
     max_age_years: float,
     every_months: int = 6,
     warmup_years: float = 2.0,
+    cutoffs: list[float] | None = None,
 ) -> pl.DataFrame:
     """Rolling-origin back-test: hide everything after a cut-off, nowcast what came later.
 
-    Cut-offs every `every_months` from `warmup_years` after the first monthly point. At each,
-    drift and volatility are fitted on the points before it; every series' last point before
-    it is carried to each of its later points up to `max_age_years` ahead. Returns one row
-    per prediction: candidate, cutoff, gpu_id, market, horizon, error (log), covered80/95.
+    Cut-offs every `every_months` from `warmup_years` after the first monthly point
+    (backtest_cutoffs), or those given. At each, drift and volatility are fitted on the
+    points before it; every series' last point before it is carried to each of its later
+    points up to `max_age_years` ahead. Returns one row per prediction: candidate, cutoff,
+    gpu_id, market, horizon, error (log), covered80/95. A cut-off's rows depend only on
+    the points up to `max_age_years` after it (model/nowcast_backtest.py stores them).
     """
     schema = {
         "candidate": pl.Utf8,
@@ -350,8 +366,8 @@ def backtest(
     }
     if monthly.height < 2:
         return pl.DataFrame(schema=schema)
-    first, last_t = monthly["t"].min(), monthly["t"].max()
-    cutoffs = np.arange(first + warmup_years, last_t, every_months / 12)
+    if cutoffs is None:
+        cutoffs = backtest_cutoffs(monthly, every_months, warmup_years)
     out = []
     for cutoff in cutoffs:
         train = monthly.filter(pl.col("t") < cutoff)

@@ -20,18 +20,31 @@ regime is the one the nowcasts are in; the rolling origin (pure extrapolation) i
 published beside it, and its choice is the fallback when the held-out cases are empty.
 """
 
+import dataclasses
 import datetime as dt
+import hashlib
 
 import numpy as np
 import polars as pl
 
 from model import market_index
+from model.backtest_window import (
+    BACKTEST_ORIGINS,
+    NO_STORE,
+    Fingerprints,
+    PredictionStore,
+    by_origin,
+    complete_months,
+    month_of_years,
+    origin_key,
+)
 from model.market_consistency import choose_basis
 from model.nowcast import (
     _Z,
     AFTER_MINING_BAND,
     CANDIDATES,
     backtest,
+    backtest_cutoffs,
     backtest_summary,
     carry,
     choose_candidate,
@@ -57,6 +70,8 @@ PREDICTION_SCHEMA = {
     "error": pl.Float64,
     "covered80": pl.Boolean,
     "covered95": pl.Boolean,
+    # The as-of month T (months since 1970-01) the prediction belongs to.
+    "as_of": pl.Int64,
 }
 
 
@@ -71,14 +86,31 @@ def _keyed(monthly: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def as_of_months(monthly: pl.DataFrame, every_months: int = 6,
+                 warmup_years: float = 2.0) -> list[int]:  # fmt: skip
+    """The as-of months T (months since 1970-01) of the held-out back-test.
+
+    Every `every_months` from `warmup_years` after the first monthly point, up to the last.
+    """
+    if monthly.is_empty():
+        return []
+    months = market_index.month_number(monthly["month"])
+    first, last = int(months.min()), int(months.max())
+    return list(range(first + round(warmup_years * 12), last + 1, every_months))
+
+
 def holdout_cases(monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_years: float,
-                  every_months: int = 6, warmup_years: float = 2.0) -> pl.DataFrame:  # fmt: skip
-    """One row per (as-of month T, held-out GPU x market, origin month before T)."""
+                  every_months: int = 6, warmup_years: float = 2.0,
+                  as_of: list[int] | None = None) -> pl.DataFrame:  # fmt: skip
+    """One row per (as-of month T, held-out GPU x market, origin month before T).
+
+    `as_of` limits T to those months (default: every as_of_months month).
+    """
     keyed = _keyed(monthly, gpus)
     if keyed.is_empty():
         return keyed
-    first, last = int(keyed["m"].min()), int(keyed["m"].max())
-    as_of = list(range(first + round(warmup_years * 12), last + 1, every_months))
+    if as_of is None:
+        as_of = as_of_months(monthly, every_months, warmup_years)
     max_months = round(max_age_years * 12)
     targets = keyed.filter(pl.col("m").is_in(as_of)).select(
         "gpu_id", "market", "group_key", "group", T="m", target="price_usd", t_target="t"
@@ -105,22 +137,23 @@ def _predictions(carried: pl.DataFrame, candidate: str) -> pl.DataFrame:
         error=error,
         covered80=error.abs() <= _Z[0.80] * pl.col("log_sd"),
         covered95=error.abs() <= _Z[0.95] * pl.col("log_sd"),
+        as_of="T",
     )
 
 
-def _index_for(pairs: pl.DataFrame, key: str, as_of: int, gpu_id: str):
-    """The index `key` resolves to (market_index.fit_for) without `gpu_id`, up to month T."""
-    visible = pairs.filter(pl.col("m2") <= as_of, pl.col("gpu_id") != gpu_id)
-    return market_index.fit_for(visible, key)
-
-
 def _index_moves(cases: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
-    """market_index.CARRY_COLUMNS for every case, each (T, GPU) with its own index fit."""
+    """market_index.CARRY_COLUMNS for every case, each (T, GPU) with its own index fit.
+
+    The fit for (T, GPU) is market_index.fit_for on every other GPU's pairs up to month T.
+    """
     parts = []
+    upto, upto_month = pairs, None
     for (as_of, gpu_id, key), frame in cases.group_by(
         "T", "gpu_id", "group_key", maintain_order=True
     ):
-        fit = _index_for(pairs, key, as_of, gpu_id)
+        if as_of != upto_month:  # once per T, not per held-out GPU
+            upto, upto_month = pairs.filter(pl.col("m2") <= as_of), as_of
+        fit = market_index.fit_for(upto.filter(pl.col("gpu_id") != gpu_id), key)
         if fit is None:
             change = var = np.zeros(frame.height)
             beyond, sigma, name, last = np.zeros(frame.height, dtype=np.int64), None, None, None
@@ -143,13 +176,16 @@ def _index_moves(cases: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
 
 
 def holdout_backtest(monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_years: float,
-                     every_months: int = 6, warmup_years: float = 2.0) -> pl.DataFrame:  # fmt: skip
+                     every_months: int = 6, warmup_years: float = 2.0,
+                     as_of: list[int] | None = None) -> pl.DataFrame:  # fmt: skip
     """Predictions of every candidate for the held-out cases (PREDICTION_SCHEMA rows).
 
     The drift candidates are fitted on the months up to the start of the origin's
     `every_months` block (never after the origin; one fit per block, not per month).
+    `as_of` limits the as-of months (holdout_cases); an as-of month's rows depend only on
+    the monthly points up to it.
     """
-    cases = holdout_cases(monthly, gpus, max_age_years, every_months, warmup_years)
+    cases = holdout_cases(monthly, gpus, max_age_years, every_months, warmup_years, as_of)
     if cases.is_empty():
         return pl.DataFrame(schema=PREDICTION_SCHEMA)
     keyed = _keyed(monthly, gpus)
@@ -238,6 +274,123 @@ def choose_nowcast(rolling: pl.DataFrame, holdout: pl.DataFrame) -> str:
     return band["candidate"][0] if band.height else choose_candidate(rolling)
 
 
+ROLLING_SCHEMA = {k: v for k, v in PREDICTION_SCHEMA.items() if k not in ("segment", "as_of")}
+
+
+@dataclasses.dataclass(frozen=True)
+class Origins:
+    """The window's origins of both back-tests and the store key of each."""
+
+    rolling: dict[float, str]  # cut-off (years since 1970-01-01) -> key
+    holdout: dict[int, str]  # as-of month (months since 1970-01) -> key
+
+    @property
+    def summary_key(self) -> str:
+        """The key of the summaries of exactly these origins' predictions."""
+        text = "|".join(["summaries", *self.rolling.values(), *self.holdout.values()])
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def window_origins(monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_years: float,
+                   every_months: int = 6, warmup_years: float = 2.0,
+                   origins: int = BACKTEST_ORIGINS) -> Origins:  # fmt: skip
+    """The last `origins` cut-offs and as-of months of `monthly` (complete months), keyed.
+
+    A cut-off's predictions depend on the points up to `max_age_years` after it, an as-of
+    month's on those up to it: each key fingerprints exactly those (backtest_window).
+    """
+    settings = (float(max_age_years), every_months, float(warmup_years))
+    prints = Fingerprints(monthly, gpus)
+    cutoffs = backtest_cutoffs(monthly, every_months, warmup_years)[-origins:]
+    months = as_of_months(monthly, every_months, warmup_years)[-origins:]
+    return Origins(
+        rolling={
+            c: origin_key("rolling", c, settings, prints.upto(month_of_years(c + max_age_years)))
+            for c in cutoffs
+        },
+        holdout={T: origin_key("holdout", T, settings, prints.upto(T)) for T in months},
+    )
+
+
+def windowed_backtests(
+    monthly: pl.DataFrame,
+    gpus: pl.DataFrame,
+    max_age_years: float,
+    store: PredictionStore = NO_STORE,
+    every_months: int = 6,
+    warmup_years: float = 2.0,
+    origins: int = BACKTEST_ORIGINS,
+    keyed: Origins | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
+    """(rolling-origin predictions, held-out predictions, counts) over the last `origins`.
+
+    `monthly` is the complete months (complete_months). The rows are those backtest and
+    holdout_backtest return for the same origins; counts says how many origins each
+    back-test evaluated and how many it computed (the rest came from `store`).
+    """
+    if keyed is None:
+        keyed = window_origins(monthly, gpus, max_age_years, every_months, warmup_years, origins)
+    rolling, rolling_new = by_origin(
+        list(keyed.rolling),
+        keyed.rolling,
+        store,
+        lambda todo: backtest(
+            monthly, gpus, max_age_years, every_months, warmup_years, cutoffs=todo
+        ),
+        "cutoff",
+        ROLLING_SCHEMA,
+    )
+    holdout, holdout_new = by_origin(
+        list(keyed.holdout),
+        keyed.holdout,
+        store,
+        lambda todo: holdout_backtest(
+            monthly, gpus, max_age_years, every_months, warmup_years, as_of=todo
+        ),
+        "as_of",
+        PREDICTION_SCHEMA,
+    )
+    counts = {
+        "rolling_origins": len(keyed.rolling),
+        "rolling_computed": rolling_new,
+        "holdout_origins": len(keyed.holdout),
+        "holdout_computed": holdout_new,
+    }
+    return rolling, holdout, counts
+
+
+def windowed_summaries(
+    monthly: pl.DataFrame,
+    gpus: pl.DataFrame,
+    max_age_years: float,
+    store: PredictionStore = NO_STORE,
+    origins: int = BACKTEST_ORIGINS,
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
+    """(backtest_summary, segment_summary, counts) of windowed_backtests' predictions.
+
+    The summaries of a window whose origins are all unchanged are the stored ones: a
+    night within a month reads two small frames, not every origin's predictions.
+    """
+    keyed = window_origins(monthly, gpus, max_age_years, origins=origins)
+    key = keyed.summary_key
+    rolling, holdout = store.get(key + "-rolling"), store.get(key + "-holdout")
+    if rolling is not None and holdout is not None:
+        counts = {
+            "rolling_origins": len(keyed.rolling),
+            "rolling_computed": 0,
+            "holdout_origins": len(keyed.holdout),
+            "holdout_computed": 0,
+        }
+        return rolling, holdout, counts
+    predictions, held_out, counts = windowed_backtests(
+        monthly, gpus, max_age_years, store, keyed=keyed
+    )
+    rolling, holdout = backtest_summary(predictions), segment_summary(held_out)
+    store.put(key + "-rolling", rolling)
+    store.put(key + "-holdout", holdout)
+    return rolling, holdout, counts
+
+
 def prices_today(
     daily: pl.DataFrame,
     gpus: pl.DataFrame,
@@ -254,8 +407,7 @@ def prices_today(
     monthly = monthly_series(upto)
     if candidate is None:
         max_age = params.price_max_age_days / 365.25
-        rolling = backtest_summary(backtest(monthly, gpus, max_age))
-        holdout = segment_summary(holdout_backtest(monthly, gpus, max_age))
+        rolling, holdout, _ = windowed_summaries(complete_months(monthly, as_of), gpus, max_age)
         candidate = choose_nowcast(rolling, holdout)
     latest = choose_basis(latest_daily(upto, as_of), params.price_freshness_days, as_of)
     spread_columns = {"n_observations", "price_min_usd", "price_max_usd", "sources"}

@@ -22,6 +22,12 @@ from reports.charts.rendering import NO_CACHE, SvgCache
 # Altair refuses inline data over 5,000 rows; a chart of many GPUs over years of history
 # is drawn at a coarser step instead (weekly, then monthly, quarterly, yearly medians).
 MAX_CHART_ROWS = 4_000
+# A GPU page's own chart, 290 px wide, shows no more than this many bins (new and used):
+# weekly up to ~3 years of daily prices in both markets, monthly up to ~13 years. More
+# points than pixels draw nothing more, and every GPU's chart is drawn again each night
+# (its as-of point moves), so its cost must not grow with the history. The bundled
+# snapshot's longest weekly history (RTX 3090, 299 weeks) stays weekly.
+GPU_CHART_ROWS = 320
 _STEPS = ("1w", "1mo", "3mo", "1y")
 STEP_WORDS = {"1w": "weekly", "1mo": "monthly", "3mo": "quarterly", "1y": "yearly"}
 
@@ -36,14 +42,16 @@ def weekly_prices(history: pl.DataFrame, every: str = "1w") -> pl.DataFrame:
     )
 
 
-def binned_history(history: pl.DataFrame) -> tuple[pl.DataFrame, str]:
-    """Medians at the finest step that keeps the chart under MAX_CHART_ROWS, and that step.
+def binned_history(
+    history: pl.DataFrame, max_rows: int = MAX_CHART_ROWS
+) -> tuple[pl.DataFrame, str]:
+    """Medians at the finest step that keeps the chart within `max_rows`, and that step.
 
     So a chart's size does not grow with the length of the history.
     """
     for step in _STEPS:
         binned = weekly_prices(history, step)
-        if binned.height <= MAX_CHART_ROWS:
+        if binned.height <= max_rows:
             break
     return binned, step
 
@@ -63,14 +71,18 @@ def with_runs(binned: pl.DataFrame, step: str) -> pl.DataFrame:
 
 
 def price_history_data(
-    history: pl.DataFrame, current: pl.DataFrame, gpu_ids: list[str], run_date: dt.date
+    history: pl.DataFrame,
+    current: pl.DataFrame,
+    gpu_ids: list[str],
+    run_date: dt.date,
+    max_rows: int = MAX_CHART_ROWS,
 ) -> pl.DataFrame:
     """History lines and the prices at the as-of date (kind = history | as_of) for `gpu_ids`.
 
-    History rows carry the bin's `step` (1w, 1mo, ...), its run (`segment`, see with_runs)
-    and `n`, the observations behind the median.
+    History rows carry the bin's `step` (1w, 1mo, ...: the finest within `max_rows`), its
+    run (`segment`, see with_runs) and `n`, the observations behind the median.
     """
-    binned, step = binned_history(history.filter(pl.col("gpu_id").is_in(gpu_ids)))
+    binned, step = binned_history(history.filter(pl.col("gpu_id").is_in(gpu_ids)), max_rows)
     lines = with_runs(binned, step).select(
         "gpu_id",
         "market",
@@ -235,10 +247,11 @@ def render_gpu_price_charts(
     time) and each GPU's rows are put into copies of the compiled spec.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    # Binned per GPU: each chart gets the finest step for its own history (weekly for any
-    # history under ~38 years), as its page's caption says.
+    # Binned per GPU: each chart gets the finest step within GPU_CHART_ROWS for its own
+    # history (weekly for ~3 years of daily prices in both markets, monthly for ~13), as
+    # its title says.
     data = pl.concat(
-        [price_history_data(history, current, [g], run_date) for g in gpu_ids],
+        [price_history_data(history, current, [g], run_date, GPU_CHART_ROWS) for g in gpu_ids],
         how="diagonal_relaxed",
     )
     template = configured(

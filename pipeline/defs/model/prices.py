@@ -5,10 +5,14 @@ daily price per GPU x market (one row each) and the monthly medians of the histo
 x markets x months), so a night reads what the model needs, not every observation ever kept.
 """
 
+import datetime as dt
+from pathlib import Path
+
 import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from model.backtest_window import NO_STORE, PredictionStore, complete_months
 from model.market_consistency import LIST_PRICE_SOURCES, choose_basis
 
 # current_prices runs the back-tests to choose its candidate and stores their figures under
@@ -16,34 +20,50 @@ from model.market_consistency import LIST_PRICE_SOURCES, choose_basis
 # those rows alone).
 from model.nowcast import (
     NOWCAST_CHECK,
-    backtest,
-    backtest_summary,
     backtest_validation,
     current_prices_and_drops,
 )
 from model.nowcast_backtest import (
     HOLDOUT_CHECK,
     choose_nowcast,
-    holdout_backtest,
     holdout_validation,
-    segment_summary,
+    windowed_summaries,
 )
 from model.price_uncertainty import listing_spreads
 from pipeline.defs.freshness import RETAIL_PRICES
 from pipeline.defs.metadata import KINDS
+from pipeline.defs.model.backtest_store import FilePredictionStore
 from pipeline.defs.model.common import model_step
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings
 from warehouse.reads import read_latest_daily, read_listing_days, read_monthly_series
 
+CATALOG_SQL = (
+    "SELECT gpu_id, name, vendor, architecture, launch_price_usd, release_date FROM gpus"
+    " ORDER BY gpu_id"
+)
+
+
+def backtest_store(build_dir: str | Path) -> FilePredictionStore:
+    """The back-tests' stored origins of the build folder (next to its chart cache)."""
+    return FilePredictionStore(Path(build_dir) / "backtest-cache")
+
 
 def nowcast_choice(
-    monthly: pl.DataFrame, gpus: pl.DataFrame, max_age_days: int
-) -> tuple[str, pl.DataFrame, pl.DataFrame]:
-    """The nowcast candidate the back-tests choose, the rolling-origin and held-out summaries."""
-    max_age = max_age_days / 365.25
-    summary = backtest_summary(backtest(monthly, gpus, max_age))
-    holdout = segment_summary(holdout_backtest(monthly, gpus, max_age))
-    return choose_nowcast(summary, holdout), summary, holdout
+    monthly: pl.DataFrame,
+    gpus: pl.DataFrame,
+    max_age_days: int,
+    run_date: dt.date,
+    store: PredictionStore = NO_STORE,
+) -> tuple[str, pl.DataFrame, pl.DataFrame, dict[str, int]]:
+    """The nowcast candidate the back-tests choose, the rolling-origin and held-out summaries.
+
+    The back-tests run on the complete months before the run date's, over their last
+    origins, each origin computed once (model/backtest_window.py; `store` keeps them).
+    """
+    summary, by_segment, counts = windowed_summaries(
+        complete_months(monthly, run_date), gpus, max_age_days / 365.25, store
+    )
+    return choose_nowcast(summary, by_segment), summary, by_segment, counts
 
 
 @dg.asset(
@@ -68,12 +88,13 @@ def current_prices(
     """Today's price per GPU x market, with its method, age and interval."""
     with model_step(context, settings, warehouse) as step:
         con, run_date, params = step.con, step.run_date, step.params
-        gpus = con.sql(
-            "SELECT gpu_id, name, vendor, architecture, launch_price_usd, release_date FROM gpus"
-            " ORDER BY gpu_id"
-        ).pl()
+        gpus = con.sql(CATALOG_SQL).pl()
         monthly = read_monthly_series(con, run_date)
-        candidate, summary, holdout = nowcast_choice(monthly, gpus, params.price_max_age_days)
+        store = backtest_store(settings.build_dir)
+        candidate, summary, holdout, origins = nowcast_choice(
+            monthly, gpus, params.price_max_age_days, run_date, store
+        )
+        store.prune()
         latest = choose_basis(
             read_latest_daily(con, run_date, LIST_PRICE_SOURCES),
             params.price_freshness_days,
@@ -121,5 +142,6 @@ def current_prices(
             for r in spreads.iter_rows(named=True)
         ),
         nowcast_candidate=candidate,
+        backtest_origins=", ".join(f"{k} {v}" for k, v in origins.items()),
         backtest_median_ape_pct=float(overall["median_ape"][0]) if overall.height else None,
     )
