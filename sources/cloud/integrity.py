@@ -46,7 +46,10 @@ FLOOR_USD_PER_GB_HOUR = 0.001
 CEILING_USD_PER_GB_HOUR = 1.0
 # History: a provider's own offers of the last 90 days (earlier nights only).
 HISTORY_DAYS = 90
-INSTANCE_FACTOR = 4.0
+# 3.5: a GPU count read as 4x or 8x its value moves the per-GPU price 4x or 8x; an
+# instance's own list price does not move that much in 90 days (AWS's 2025 H100 cut was
+# 45 %), and a marketplace host repricing past 3.5x loses one listing, not the night.
+INSTANCE_FACTOR = 3.5
 # Robust bands: median - k_low / + k_high scaled MADs of ln(USD per GPU-hour), the scale
 # never under ln 2 (so k = 5 is at least 2**5 = 32x). Across providers the reference is
 # one median per other provider (a cloud listing 300 regions counts as much as a
