@@ -191,9 +191,7 @@ class _Reference:
     list_price: dict[tuple, float] = field(default_factory=dict)
 
 
-def _reference(
-    provider: str, day: dt.date, night: pl.DataFrame, reference: pl.DataFrame
-) -> _Reference:
+def _reference(provider: str, day: dt.date, reference: pl.DataFrame) -> _Reference:
     """The evidence an offer of `provider` on `day` is compared with (module docstring)."""
     ref = _Reference()
     days = reference.with_columns(DAY)
@@ -215,8 +213,6 @@ def _reference(
     for r in newest.iter_rows(named=True):
         by_provider = ref.others.setdefault((r["gpu_id"], r["price_type"]), {})
         by_provider.setdefault(r["provider"], []).append(r["usd_per_gpu_hour"])
-    for r in night.filter(pl.col("price_type") == "on_demand").iter_rows(named=True):
-        ref.list_price[(r["instance_type"], r["region"], r["gpu_id"])] = r["usd_per_gpu_hour"]
     return ref
 
 
@@ -348,8 +344,8 @@ def check_offers(rows: pl.DataFrame, reference: pl.DataFrame, memory: dict[str, 
     order = rows.with_row_index("_row").with_columns(DAY)
     parts = []
     for night in order.partition_by("provider", "day", maintain_order=True):
-        ref = _reference(night["provider"][0], night["day"][0], night, reference)
-        marks = [_mark(_failures(o, ref, memory)) for o in night.iter_rows(named=True)]
+        ref = _reference(night["provider"][0], night["day"][0], reference)
+        marks = _night_marks(night, ref, memory)
         columns = {name: [m[i] for m in marks] for i, name in enumerate(QUARANTINE_SCHEMA)}
         parts.append(
             pl.concat([night, pl.DataFrame(columns, schema=QUARANTINE_SCHEMA)], how="horizontal")
@@ -364,6 +360,24 @@ def check_offers(rows: pl.DataFrame, reference: pl.DataFrame, memory: dict[str, 
         kept=marked.filter(pl.col("rule").is_null()).drop(*QUARANTINE_SCHEMA),
         quarantined=marked.filter(pl.col("rule").is_not_null()),
     )
+
+
+def _night_marks(night: pl.DataFrame, ref: _Reference, memory: dict[str, float]) -> list:
+    """Each offer's mark, on-demand first.
+
+    A discount is compared with a list price that passed: a $0.0001 on-demand price must
+    not make its instance's spot price look like one above the list.
+    """
+    offers = list(night.iter_rows(named=True))
+    marks: list = [None] * len(offers)
+    for listed in (True, False):
+        for i, o in enumerate(offers):
+            if (o["price_type"] == "on_demand") == listed:
+                marks[i] = _mark(_failures(o, ref, memory))
+                if listed and marks[i][0] is None:
+                    key = (o["instance_type"], o["region"], o["gpu_id"])
+                    ref.list_price[key] = o["usd_per_gpu_hour"]
+    return marks
 
 
 def _mark(found: list[tuple[str, str, float, float]]) -> tuple:

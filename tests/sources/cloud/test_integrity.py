@@ -72,9 +72,16 @@ def test_gpu_band_from_memory():
 
 
 def test_h1_tiny_price_is_quarantined_with_every_reason():
-    rows = frame(offer("runpod", "h100-sxm5-80gb", 0.0001), offer("runpod", "rtx-4090", 0.34))
+    rows = frame(
+        offer("runpod", "h100-sxm5-80gb", 0.0001),
+        offer("runpod", "h100-sxm5-80gb", 1.75, kind="spot"),  # above $0.0001, not the list
+        offer("runpod", "rtx-4090", 0.34),
+    )
     checked = check_offers(rows, market(), MEMORY)
-    assert checked.kept["gpu_id"].to_list() == ["rtx-4090"]
+    assert checked.kept.select("gpu_id", "price_type").rows() == [
+        ("h100-sxm5-80gb", "spot"),
+        ("rtx-4090", "on_demand"),
+    ]
     bad = checked.quarantined.row(0, named=True)
     assert bad["rule"] == "gpu_band"
     assert (
@@ -84,7 +91,7 @@ def test_h1_tiny_price_is_quarantined_with_every_reason():
     assert "aws $6.88" in bad["reason"] and "vast $1.87" in bad["reason"]
     assert (bad["low_usd_per_gpu_hour"], bad["high_usd_per_gpu_hour"]) == (0.08, 80.0)
     assert checked.summary() == "1 quarantined (gpu_band: 1)"
-    assert checked.rejection() is None  # one of two: routine, not a refused night
+    assert checked.rejection() is None  # one of three: routine, not a refused night
 
 
 def test_legitimate_spread_passes_and_a_cheap_outlier_does_not():
