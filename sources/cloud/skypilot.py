@@ -141,14 +141,19 @@ def parse_skypilot(content: bytes, provider: str | None = None) -> list[CloudOff
             "gpu_name": name,
             "gpu_count": int(count),
         }
-        zone = (row.get("AvailabilityZone") or "").strip()
-        price = _price(row["Price"], f"{where}: Price")
-        if price is not None:
-            offers.append((zone, CloudOffer(price_type="on_demand", usd_per_hour=price, **base)))
-        spot = _price(row.get("SpotPrice"), f"{where}: SpotPrice")
-        if spot is not None:
-            offers.append((zone, CloudOffer(price_type="spot", usd_per_hour=spot, **base)))
+        offers += _row_offers(row, base, where)
     return _cheapest_zone(offers)
+
+
+def _row_offers(row: dict, base: dict, where: str) -> list[tuple[str, CloudOffer]]:
+    """A row's on-demand and spot offers, each with the row's availability zone."""
+    zone = (row.get("AvailabilityZone") or "").strip()
+    found = []
+    for price_type, column in (("on_demand", "Price"), ("spot", "SpotPrice")):
+        price = _price(row.get(column), f"{where}: {column}")
+        if price is not None:
+            found.append((zone, CloudOffer(price_type=price_type, usd_per_hour=price, **base)))
+    return found
 
 
 def _cheapest_zone(offers: list[tuple[str, CloudOffer]]) -> list[CloudOffer]:
