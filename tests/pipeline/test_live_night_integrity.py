@@ -133,7 +133,7 @@ def test_h1_tiny_h100_price_is_quarantined_and_a_refused_night_keeps_the_release
     )
     assert ("h100-sxm5-80gb", "on_demand", 2.69) in live  # the community price is kept
     assert ("h100-sxm5-80gb", "spot", 1.75) in live  # its spot is judged on a sane list
-    assert len(live) == 9  # 10 offers, 1 quarantined
+    assert len(live) == 8  # 9 offers, 1 quarantined
     # Quarantined, with its reason, in the published warehouse.
     [(rule, reason)] = _published(
         root, "SELECT rule, reason FROM cloud_quarantine WHERE provider = 'runpod'"

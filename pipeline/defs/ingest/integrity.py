@@ -153,9 +153,10 @@ def gate(
     pool=WAREHOUSE_POOL,
     deps=["cloud_offers"],
     description=(
-        "The cloud offers the model reads, after integrity (sources/cloud/integrity.py): "
-        "offers quarantined per provider and rule, and the providers whose last load was "
-        "refused. Its blocking check stops the run before the model when one was."
+        "One row per cloud offer kept out by integrity (cloud_quarantine, written with each "
+        "provider's cloud_offers load; sources/cloud/integrity.py): this step counts them "
+        "and the providers whose last load was refused, and its blocking check stops the "
+        "run before the model when one was."
     ),
 )
 def cloud_integrity(warehouse: DuckDBResource) -> dg.MaterializeResult:
