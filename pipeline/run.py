@@ -50,6 +50,35 @@ def first_failure(result: dg.ExecuteInProcessResult) -> str:
     return "no step failed"
 
 
+def cloud_failure(provider: str, failure: str) -> str:
+    """The line `make run` prints for a provider's failed cloud run.
+
+    A night refused by integrity (pipeline/defs/ingest/integrity.py) says that the run will
+    not publish; any other failure keeps the provider's last good offers and goes on.
+    """
+    if "integrity:" in failure:
+        return (
+            f"gpuvalue: cloud offers for {provider} refused by integrity ({failure}); "
+            "none of its offers of the night are loaded and this run will not publish "
+            "(the previous release stays)"
+        )
+    return (
+        f"gpuvalue: cloud offers for {provider} failed ({failure}); "
+        "the warehouse keeps whatever offers it had for it"
+    )
+
+
+def check_failures(result: dg.ExecuteInProcessResult) -> str:
+    """What the failed blocking checks of a run said ('' when none failed)."""
+    said = []
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            evaluation = event.event_specific_data
+            if not evaluation.passed and evaluation.description:
+                said.append(f"{evaluation.check_name}: {evaluation.description}")
+    return "; ".join(said)
+
+
 def run_pipeline(
     instance: dg.DagsterInstance,
     first_day: str,
@@ -83,11 +112,7 @@ def run_pipeline(
             raise_on_error=False,
         )
         if not cloud.success:
-            print(
-                f"gpuvalue: cloud offers for {provider} failed ({first_failure(cloud)}); "
-                "the warehouse keeps whatever offers it had for it",
-                file=sys.stderr,
-            )
+            print(cloud_failure(provider, first_failure(cloud)), file=sys.stderr)
     return dg.materialize(
         everything,
         instance=instance,
@@ -205,6 +230,7 @@ def summary(settings: GpuvalueSettings) -> str:
     tier = training.filter((pl.col("kind") == "memory") & (pl.col("limit") == 24))
     for r in tier.iter_rows(named=True):
         lines.append(f"  {r['option']:<15} {_verdict(r)}")
+    lines += quarantine_lines(dataset.quarantine)
     if dataset.changes is not None:
         changed = dataset.changes
         lines += [
@@ -214,6 +240,19 @@ def summary(settings: GpuvalueSettings) -> str:
             f"{changed.gpus.height} GPU changes; {changed.stale.height} inputs went stale.",
         ]
     return "\n".join(lines)
+
+
+def quarantine_lines(rows: pl.DataFrame) -> list[str]:
+    """The summary's cloud quarantine: each offer integrity kept out, with its rule."""
+    if rows.is_empty():
+        return ["", "Cloud offers quarantined by integrity: none."]
+    lines = ["", f"Cloud offers quarantined by integrity (kept out of the model): {rows.height}"]
+    for r in rows.iter_rows(named=True):
+        lines.append(
+            f"  {r['provider']:<10} {r['gpu_id']:<16} {r['price_type']:<11} "
+            f"${r['usd_per_gpu_hour']:g}/GPU-h  {r['rule']}: {r['reason'][:160]}"
+        )
+    return lines
 
 
 def _verdict(row: dict) -> str:
@@ -283,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
             "the previous site and published warehouse are unchanged.",
             file=sys.stderr,
         )
+        refused = check_failures(result)
+        if refused:
+            print(f"gpuvalue: blocking checks failed: {refused}", file=sys.stderr)
         return 1
     with pl.Config(tbl_rows=50):
         print(summary(settings))

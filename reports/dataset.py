@@ -52,6 +52,9 @@ class Dataset:
     upgrade: pl.DataFrame = field(default_factory=pl.DataFrame)
     rent_or_buy: pl.DataFrame = field(default_factory=pl.DataFrame)
     rent_or_buy_gpus: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # Cloud offers integrity kept out (issue 26, migration 030): each provider's newest
+    # loaded night on or before the run date (read_quarantine).
+    quarantine: pl.DataFrame = field(default_factory=pl.DataFrame)
     site_dir: Path | None = None  # the published site compared with (feeds read its versions)
     # The version's name when it is not the bare run date: `<date>.N` for a rerun of a date
     # already published (reports/site.py version_for).
@@ -94,6 +97,24 @@ def with_benchmark_units(con: duckdb.DuckDBPyConnection, rows: pl.DataFrame) -> 
     if rows.is_empty() or units.is_empty():
         return rows.with_columns(unit=pl.lit(None, dtype=pl.Utf8))
     return rows.join(units, on=["source", "task", "model"], how="left")
+
+
+def read_quarantine(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
+    """`cloud_quarantine` rows of each provider's newest loaded night on or before the run date.
+
+    A provider's night is its newest day in `cloud_offers` or `cloud_quarantine` (a night
+    whose every offer was quarantined is still its newest).
+    """
+    return con.sql(
+        "WITH nights AS (SELECT provider, max(CAST(observed_at AS DATE)) AS day FROM"
+        " (SELECT provider, observed_at FROM cloud_offers UNION ALL"
+        " SELECT provider, observed_at FROM cloud_quarantine)"
+        " WHERE CAST(observed_at AS DATE) <= ? GROUP BY provider)"
+        " SELECT q.* FROM cloud_quarantine q JOIN nights n ON q.provider = n.provider"
+        " AND CAST(q.observed_at AS DATE) = n.day"
+        " ORDER BY q.provider, q.gpu_id, q.price_type, q.usd_per_gpu_hour, q.instance_type",
+        params=[run_date],
+    ).pl()
 
 
 def prepare_dataset(
@@ -147,6 +168,7 @@ def prepare_dataset(
         upgrade=read_for_run(con, "upgrade_picks", run_date),
         rent_or_buy=read_for_run(con, "rent_or_buy", run_date),
         rent_or_buy_gpus=read_for_run(con, "rent_or_buy_gpus", run_date),
+        quarantine=read_quarantine(con, run_date),
         site_dir=None if site_dir is None else Path(site_dir),
         name=version or version_for(site_dir, run_date),
     )

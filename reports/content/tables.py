@@ -8,6 +8,7 @@ from reports.charts import WORKLOAD_TITLES
 from reports.content.blocks import Section, frame_table, interval, money_expr
 from reports.content.break_even import break_even_days_text, break_even_use_text
 from reports.content.prices import consistency_table, unpriced_reasons
+from reports.content.quarantine import quarantine_section
 from reports.content.renting import stale_note, top_fresh
 from reports.content.units import relative_headers
 from reports.dataset import Dataset
@@ -248,6 +249,7 @@ def detail_sections(ds: Dataset) -> list[Section]:
     """The report's detailed tables (the site's "all tables" page)."""
     return [
         retail_section(ds),
+        quarantine_section(ds),
         relative_section(ds),
         unpriced_section(ds),
         renting_section(ds),

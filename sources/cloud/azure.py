@@ -9,7 +9,9 @@ GPU sizes only (see `sources.cloud.gpu_names.azure_gpu`), and
 - type "Reservation": reserved_1y / reserved_3y from reservationTerm. The retailPrice of a
   reservation is the TOTAL for the whole term, so it is converted to an hourly price:
   retailPrice / (8760 * years).
-What is skipped: DevTestConsumption, Windows (productName contains "Windows"; Windows,
+What is skipped: volume tiers (`tierMinimumUnits` > 0: a rate from so many units on, not
+the list rate for one unit; the row with `tierMinimumUnits` 0 or absent is the price),
+DevTestConsumption, Windows (productName contains "Windows"; Windows,
 Linux, Spot and Low Priority rows share one armSkuName), "Low Priority" skuNames, Cloud
 Services, fractional-GPU sizes (NVads A10 v5 below NV36, NVv4: gpu_count must be a whole
 number) and GPU sizes whose GPU count is not in the table (both counted in
@@ -64,6 +66,16 @@ def _items(content: bytes) -> list:
     return data["Items"]
 
 
+def _tier_minimum(item: dict, where: str) -> float:
+    """The item's `tierMinimumUnits` (absent: 0): > 0 is a volume tier, not the list rate."""
+    minimum = item.get("tierMinimumUnits", 0)
+    if minimum is None:
+        return 0.0
+    if isinstance(minimum, bool) or not isinstance(minimum, int | float) or minimum < 0:
+        raise MalformedFile(f"{where}: tierMinimumUnits {minimum!r:.40} is not a unit count")
+    return float(minimum)
+
+
 def parse_azure_report(content: bytes) -> AzureParse:
     """Parse an Azure Retail Prices page and say what was skipped.
 
@@ -93,7 +105,8 @@ def parse_azure_report(content: bytes) -> AzureParse:
         if isinstance(price, bool) or not isinstance(price, int | float):
             raise MalformedFile(f"{where}: retailPrice {price!r} is not a number")
         if (
-            item["serviceName"] != "Virtual Machines"
+            _tier_minimum(item, where) > 0
+            or item["serviceName"] != "Virtual Machines"
             or item["unitOfMeasure"] != "1 Hour"
             or "Windows" in item["productName"]
             or "Low Priority" in item["skuName"]

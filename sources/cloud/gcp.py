@@ -2,13 +2,20 @@
 
 Input: a `services/6F81-5844-456A/skus` response (`{"skus": [...], "nextPageToken": ...}`)
 or a bare list of SKU objects. GPU SKUs are priced per GPU, apart from the VM's cores and
-memory, so every offer has instance_type None, gpu_count 1 and usd_per_hour per GPU-hour.
+memory, so every offer has gpu_count 1 and usd_per_hour per GPU-hour; its instance_type is
+the SKU's GPU name as GCP writes it ("Nvidia H100 80GB Mega"): two SKUs of one canonical
+GPU in one region (H100 80GB and H100 80GB Mega, priced apart) are two offers, not a
+conflicting duplicate (sources/cloud/integrity.py).
 
 Decisions:
 
 - Price = `units` + `nanos` / 1e9 of `pricingInfo[0].pricingExpression.tieredRates`: the
-  last tier with a non-zero price (GPU SKUs have one tier). A SKU whose price is zero is
-  skipped.
+  list rate for one unit, i.e. the tier that starts at 0 (`startUsageAmount` 0 or absent).
+  A later tier is a volume rate (the price past so many GPU-hours a month), never the list
+  price (this parser took the last tier until issue 26). One exception: a tier at 0 priced
+  0 is a free allowance, and the list rate is then the next tier's (the first priced tier
+  by start). Two tiers with one start are a body we cannot read (MalformedFile). A SKU
+  with no priced tier is skipped.
 - GPU SKUs are recognised by their description, "<prefix><GPU name> GPU [attached to <kind>
   VMs] running in <location>[ for N Year(s)]". Price type: "Commitment v1: ... for 1 Year"
   -> reserved_1y, "... for 3 Year(s)" -> reserved_3y; "Spot Preemptible" / "Preemptible"
@@ -135,7 +142,7 @@ def parse_gcp(content: bytes) -> list[CloudOffer]:
         content: A `skus` response (`{"skus": [...]}`) or a bare JSON list of SKU objects.
 
     Returns:
-        One offer per GPU SKU x region, instance_type None, gpu_count 1.
+        One offer per GPU SKU x region, instance_type the SKU's GPU name, gpu_count 1.
 
     Raises:
         MalformedFile: Not JSON, no SKU list, or a SKU without a required field
@@ -178,7 +185,7 @@ def _sku_offers(sku: object, index: int) -> list[CloudOffer]:
     return [
         CloudOffer(
             provider=PROVIDER,
-            instance_type=None,
+            instance_type=name,
             region=region,
             price_type=price_type,
             gpu=gpu,
@@ -236,9 +243,30 @@ def _price(sku: dict, where: str) -> float:
         raise MalformedFile(
             f"{where}.pricingInfo[0].pricingExpression.usageUnit: expected 'h', got {unit!r}"
         )
-    prices = [_tier_price(tier, f"{where}.tieredRates[{i}]") for i, tier in enumerate(tiers)]
-    nonzero = [p for p in prices if p > 0]
-    return nonzero[-1] if nonzero else 0.0
+    starts = [_tier_start(tier, f"{where}.tieredRates[{i}]") for i, tier in enumerate(tiers)]
+    if len(set(starts)) != len(starts):
+        raise MalformedFile(
+            f"{where}.pricingInfo[0].pricingExpression.tieredRates: two tiers start at the "
+            f"same usage ({starts}): no single list rate"
+        )
+    if min(starts) != 0:
+        raise MalformedFile(
+            f"{where}.pricingInfo[0].pricingExpression.tieredRates: no tier starts at 0 "
+            f"({starts}): no list rate for one unit"
+        )
+    for _, index in sorted((start, i) for i, start in enumerate(starts)):
+        price = _tier_price(tiers[index], f"{where}.tieredRates[{index}]")
+        if price > 0:
+            return price  # the tier at 0, or the first after a free allowance
+    return 0.0
+
+
+def _tier_start(tier: object, where: str) -> float:
+    """Where a tier starts (`startUsageAmount`, in usage units; absent means 0)."""
+    start = tier.get("startUsageAmount", 0) if isinstance(tier, dict) else None
+    if isinstance(start, bool) or not isinstance(start, int | float) or start < 0:
+        raise MalformedFile(f"{where}.startUsageAmount: {start!r:.40} is not a usage amount")
+    return float(start)
 
 
 def _tier_price(tier: object, where: str) -> float:

@@ -43,14 +43,39 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """An object whose keys are unique, or whose repeated keys say the same thing.
+
+    Python's json keeps the last of two equal keys, silently: `{"price": 2.99, "price":
+    0.0001}` would be read as 0.0001. A key repeated with a different value is a body that
+    contradicts itself, so it is refused; a key repeated with the same value changes nothing.
+    """
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found and found[key] != value:
+            raise MalformedFile(
+                f"duplicated JSON key {key!r} with different values "
+                f"({found[key]!r:.40} and {value!r:.40})"
+            )
+        found[key] = value
+    return found
+
+
 def load_json(content: bytes | str) -> object:
     """Strict JSON: no NaN/Infinity, no number that overflows, no nesting past the stack.
+
+    A key repeated in one object with a different value is refused (`_unique_keys`).
 
     Raises:
         MalformedFile: The bytes are not such JSON.
     """
     try:
-        return json.loads(content, parse_constant=_refuse_constant, parse_float=_finite_float)
+        return json.loads(
+            content,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_unique_keys,
+        )
     except MalformedFile:
         raise
     except RecursionError as exc:
@@ -96,7 +121,9 @@ class CloudOffer:
     """One price for renting GPUs."""
 
     provider: str  # aws, azure, gcp, lambda, vast, runpod, or the SkyPilot catalog's cloud
-    instance_type: str | None  # None for GCP per-GPU SKUs (GPUs priced apart from the VM)
+    # GCP per-GPU SKUs (GPUs priced apart from the VM): the SKU's GPU name; None where an
+    # aggregator or a SkyPilot accelerator row names no instance.
+    instance_type: str | None
     region: str | None
     price_type: str  # one of PRICE_TYPES; never averaged across types
     gpu: str | None  # canonical gpu_id, None when the provider's GPU name is unknown

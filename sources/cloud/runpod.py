@@ -2,8 +2,12 @@
 
 Accepts `{"data": {"gpuTypes": [...]}}` and a bare list of gpu types. Per GPU type:
 securePrice -> on_demand "secure", communityPrice -> on_demand "community",
-secureSpotPrice -> spot "secure", communitySpotPrice -> spot "community". A price of 0 or
-null means "not offered in that cloud" and gives no offer. Prices are per GPU-hour, so
+secureSpotPrice -> spot "secure", communitySpotPrice -> spot "community"; the instance type
+is RunPod's GPU type id and the cloud, "NVIDIA H100 80GB HBM3 community" (as the bundled
+snapshot's "<gpu_id> community": the registry's marketplace rule reads the " community"
+ending, and two RunPod GPU types with one canonical GPU stay two offers, never a
+conflicting duplicate). A price of 0 or null means "not offered in that cloud" and gives
+no offer. Prices are per GPU-hour, so
 gpu_count is 1; region is None (RunPod quotes one global price). The placeholder "unknown"
 gpu type is skipped. A list without price fields (a name list) gives zero offers.
 """
@@ -85,7 +89,7 @@ def parse_runpod(content: bytes) -> list[CloudOffer]:
             offers.append(
                 CloudOffer(
                     provider="runpod",
-                    instance_type=cloud,
+                    instance_type=f"{gpu_id} {cloud}",
                     region=None,
                     price_type=price_type,
                     gpu=gpu,

@@ -10,8 +10,10 @@ i.e. one field more than the header: extra fields are ignored.
 - One on_demand offer per row with Price > 0, one spot offer per row with SpotPrice > 0.
 - Rows without an AcceleratorName are skipped (CPU types, GCP's GPU-bundled machine types
   whose Price is host-only: their GPUs are the per-GPU rows).
-- GCP per-GPU rows (InstanceType empty) give instance_type None; Price is for
-  AcceleratorCount GPUs attached, so usd_per_gpu_hour divides by the count.
+- GCP per-GPU rows (InstanceType empty) give "<AcceleratorCount>x <AcceleratorName>" as
+  instance_type ("8x H100", "8x H100-MEGA": two accelerators of one canonical GPU, or one
+  at two counts, stay distinct offers); Price is for AcceleratorCount GPUs attached, so
+  usd_per_gpu_hour divides by the count.
 - TPU rows (AcceleratorName "tpu-...") are skipped: not GPUs, priced per pod slice.
 - Fractional-GPU rows (Azure AcceleratorCount 0.167 ...) are skipped: gpu_count is an int.
 - Memory per GPU comes from GpuInfo (Gpus[0].MemoryInfo.SizeInMiB); SkyPilot's vast
@@ -25,8 +27,11 @@ i.e. one field more than the header: extra fields are ignored.
 - Alibaba Cloud's catalog (provider "alicloud") puts "<name> <N>GB" in GpuInfo (e.g. "V100
   32GB"): a bare GpuInfo ending in a GB figure gives memory per GPU. Its vGPU slices name a
   fraction ("A10*1/12", "T4/8") and match no catalog GPU, so they are unknown, not A10s.
-- AWS/GCP rows repeat per availability zone: one offer per row, duplicates and all (the
-  region is the same; downstream takes the minimum or the median per region).
+- AWS/GCP rows repeat per availability zone (AvailabilityZone): one offer per region, at
+  the cheapest of its zones (a spot price differs by zone; anyone renting in the region
+  can pick the zone). Rows repeating one zone, or without the column, are left as they
+  are: two prices for one offer are a conflicting duplicate, refused by integrity
+  (sources/cloud/integrity.py), never resolved here.
 """
 
 import ast
@@ -107,7 +112,7 @@ def parse_skypilot(content: bytes, provider: str | None = None) -> list[CloudOff
     for column in REQUIRED_COLUMNS:
         if column not in columns:
             raise MalformedFile(f"vms.csv: missing column {column!r}")
-    offers = []
+    offers: list[tuple[str, CloudOffer]] = []
     for row in reader:
         where = f"vms.csv line {reader.line_num}"
         name = (row["AcceleratorName"] or "").strip()
@@ -130,16 +135,43 @@ def parse_skypilot(content: bytes, provider: str | None = None) -> list[CloudOff
             memory /= count
         base = {
             "provider": provider,
-            "instance_type": instance or None,
+            "instance_type": instance or f"{int(count)}x {name}",
             "region": (row["Region"] or "").strip() or None,
             "gpu": canonical_gpu(name, memory, hint=instance),
             "gpu_name": name,
             "gpu_count": int(count),
         }
-        price = _price(row["Price"], f"{where}: Price")
+        offers += _row_offers(row, base, where)
+    return _cheapest_zone(offers)
+
+
+def _row_offers(row: dict, base: dict, where: str) -> list[tuple[str, CloudOffer]]:
+    """A row's on-demand and spot offers, each with the row's availability zone."""
+    zone = (row.get("AvailabilityZone") or "").strip()
+    found = []
+    for price_type, column in (("on_demand", "Price"), ("spot", "SpotPrice")):
+        price = _price(row.get(column), f"{where}: {column}")
         if price is not None:
-            offers.append(CloudOffer(price_type="on_demand", usd_per_hour=price, **base))
-        spot = _price(row.get("SpotPrice"), f"{where}: SpotPrice")
-        if spot is not None:
-            offers.append(CloudOffer(price_type="spot", usd_per_hour=spot, **base))
-    return offers
+            found.append((zone, CloudOffer(price_type=price_type, usd_per_hour=price, **base)))
+    return found
+
+
+def _cheapest_zone(offers: list[tuple[str, CloudOffer]]) -> list[CloudOffer]:
+    """One offer per region where rows differ only by zone: the cheapest zone's.
+
+    An offer repeated without zones, or in one zone, is kept as often as it is written.
+    """
+    zones: dict[tuple, dict[str, CloudOffer]] = {}
+    kept: list[CloudOffer] = []
+    for zone, offer in offers:
+        if not zone:
+            kept.append(offer)
+            continue
+        key = (offer.instance_type, offer.region, offer.gpu_name, offer.gpu_count)
+        by_zone = zones.setdefault((*key, offer.price_type), {})
+        if zone in by_zone:
+            kept.append(offer)  # the same zone twice: integrity decides
+            continue
+        by_zone[zone] = offer
+    kept += [min(z.values(), key=lambda o: o.usd_per_hour) for z in zones.values()]
+    return kept

@@ -19,6 +19,7 @@ EXPECTED_ASSETS = {
     "price_history",
     "gpu_prices_daily",
     "cloud_offers",
+    "cloud_integrity",
     "benchmark_debiased",
     "relative_performance",
     "model_validation",
@@ -162,7 +163,8 @@ def test_warehouse_writers_share_one_pool():
     }
     # The report's assets only read the warehouse, but a reader beside another run's
     # writer would wait on DuckDB's file lock, so they take the slot too.
-    readers = {"charts", "report", "site"}
+    # cloud_integrity reads the quarantine and the cloud statuses (its check stops a run).
+    readers = {"charts", "report", "site", "cloud_integrity"}
     pools = {
         spec.key.to_user_string(): node.op.pool
         for node in load_defs().assets

@@ -16,6 +16,7 @@ from dagster_duckdb import DuckDBResource
 from model.listings import classify_listings
 from pipeline.defs.freshness import CLOUD_PRICES, RETAIL_PRICES
 from pipeline.defs.ingest.daily import refresh_daily_prices
+from pipeline.defs.ingest.integrity import PROVIDER_DAYS, gate
 from pipeline.defs.metadata import KINDS, ROW_COUNT, partition_rows, table_rows
 from pipeline.defs.partitions import daily, providers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
@@ -29,6 +30,7 @@ from sources.bundled import (
     read_fx_rates,
 )
 from sources.catalog import Catalog, match_title, normalize_condition
+from sources.cloud.integrity import IntegrityError
 from sources.cloud.providers import PROVIDERS, fetch_provider, with_pricing
 from sources.cloud.records import offers_frame
 from sources.cloud.snapshot import RENDERED, replay_bundled
@@ -496,24 +498,31 @@ def cloud_offers(
         # How each offer's price is set, from the provider registry (the model's
         # freshness window depends on it).
         rows = with_pricing(rows)
-        same_provider_day = (
-            "EXISTS (SELECT 1 FROM incoming_rows i WHERE i.provider = cloud_offers.provider "
-            "AND CAST(i.observed_at AS DATE) = CAST(cloud_offers.observed_at AS DATE))"
-        )
+        # Integrity before publish: duplicates, then every offer against the provider's
+        # own history and the other providers (pipeline/defs/ingest/integrity.py).
+        days = sorted(set(rows["observed_at"].cast(pl.Date).to_list()))
+        checked, collapsed = gate(context, warehouse, settings, rows, known)
+        rows = checked.kept
         detail = f"{where}: {rows.height} offers"
+        if checked.quarantined.height:
+            detail += f"; {checked.summary()}"
+        if collapsed:
+            detail += f"; {collapsed} identical duplicates collapsed"
         if unknown:
             detail += "; unknown GPU names: " + ", ".join(
                 f"{name} ({n})" for name, n in sorted(unknown.items())
             )
         with open_warehouse(warehouse) as con:
-            deleted, _ = replace_rows(con, "cloud_offers", rows, same_provider_day)
+            deleted, _ = replace_rows(con, "cloud_offers", rows, PROVIDER_DAYS, [provider, days])
             record_status(con, provider, "ok", rows.height, detail)
             total = table_rows(con, "cloud_offers")
     except Exception as exc:
-        # The full text (redacted) goes to the log; the status cell gets a few words.
+        # The full text (redacted) goes to the log; the status cell gets a few words. A
+        # night refused by integrity is 'rejected': the main run's check stops on it.
         context.log.error(f"cloud_offers[{provider}] failed: {redact_text(str(exc))}")
+        state = "rejected" if isinstance(exc, IntegrityError) else "failed"
         with open_warehouse(warehouse) as con:
-            record_status(con, provider, "failed", None, short_reason(str(exc)))
+            record_status(con, provider, state, None, short_reason(str(exc)))
         raise
     context.log.info(f"cloud_offers[{provider}]: {rows.height} rows (replaced {deleted})")
     return dg.MaterializeResult(
@@ -522,6 +531,8 @@ def cloud_offers(
             ROW_COUNT: total,
             **partition_rows(context, {provider: rows.height}),
             "price_types": _counts(rows, "price_type") if rows.height else "",
+            "quarantined": checked.quarantined.height,
+            "duplicates_collapsed": collapsed,
             "newest": str(rows["observed_at"].max()) if rows.height else "",
             "unknown_gpu_names": ", ".join(f"{k} ({v})" for k, v in sorted(unknown.items())),
         }

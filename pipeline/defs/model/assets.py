@@ -39,7 +39,8 @@ from warehouse.reads import read_latest_offers, read_latest_prices
     group_name="model",
     kinds=KINDS,
     pool=WAREHOUSE_POOL,
-    deps=["benchmark_results", "gpus", "gpu_prices_daily", "cloud_offers"],
+    # cloud_integrity: its blocking check stops the model when a cloud night was refused.
+    deps=["benchmark_results", "gpus", "gpu_prices_daily", "cloud_offers", "cloud_integrity"],
     description=(
         "One row per benchmark figure the model uses, with its batch-size and multi-GPU "
         "correction factors, the constants applied and the resulting per-GPU throughput; "

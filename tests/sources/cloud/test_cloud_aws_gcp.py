@@ -220,7 +220,8 @@ def test_gcp_price_types_regions_and_arithmetic():
         ("Nvidia Tesla T4", "us-central1", "on_demand"): 0.35,  # the non-zero tier
     }
     assert got == expected  # licensing fee, zero price, Reserved, DWS and RAM are skipped
-    assert all(o.instance_type is None and o.gpu_count == 1 for o in offers)
+    # The instance is the SKU's GPU name: H100 80GB and H100 80GB Mega stay two offers.
+    assert all(o.instance_type == o.gpu_name and o.gpu_count == 1 for o in offers)
     gpus = {o.gpu_name: o.gpu for o in offers}
     assert gpus == {
         "Nvidia Tesla A100": "a100-sxm4-40gb",

@@ -14,6 +14,7 @@ import pytest
 from sources.cloud.azure import fetch_azure, parse_azure, parse_azure_report
 from sources.cloud.gpu_names import azure_gpu, canonical_gpu
 from sources.cloud.lambda_cloud import parse_lambda
+from sources.cloud.providers import pricing_kind
 from sources.cloud.records import CloudOffer, MalformedFile
 from sources.cloud.runpod import parse_runpod
 from sources.cloud.skypilot import parse_skypilot
@@ -277,13 +278,24 @@ def test_parse_runpod():
         for o in parse_runpod(read("runpod_gpu_types.json"))
     )
     assert got == [
-        ("NVIDIA GeForce RTX 3070", "community", "on_demand", 0.13),
-        ("NVIDIA GeForce RTX 3070", "community", "spot", 0.07),
-        ("NVIDIA H100 80GB HBM3", "community", "on_demand", 2.69),
-        ("NVIDIA H100 80GB HBM3", "secure", "on_demand", 2.99),
-        ("NVIDIA H100 80GB HBM3", "secure", "spot", 1.75),
-        ("NVIDIA RTX 5000 Ada Generation", "secure", "on_demand", 0.83),
+        ("NVIDIA GeForce RTX 3070", "NVIDIA GeForce RTX 3070 community", "on_demand", 0.13),
+        ("NVIDIA GeForce RTX 3070", "NVIDIA GeForce RTX 3070 community", "spot", 0.07),
+        ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3 community", "on_demand", 2.69),
+        ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3 secure", "on_demand", 2.99),
+        ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3 secure", "spot", 1.75),
+        (
+            "NVIDIA RTX 5000 Ada Generation",
+            "NVIDIA RTX 5000 Ada Generation secure",
+            "on_demand",
+            0.83,
+        ),
     ]
+    # The instance type ends in the cloud, so the registry's marketplace rule applies.
+    assert {
+        pricing_kind("runpod", o.instance_type, o.price_type)
+        for o in parse_runpod(read("runpod_gpu_types.json"))
+        if o.instance_type.endswith(" community")
+    } == {"marketplace"}
     assert {o.gpu for o in parse_runpod(read("runpod_gpu_types.json"))} == {
         "h100-sxm5-80gb",
         "rtx-3070",
@@ -301,11 +313,11 @@ def test_parse_skypilot():
         for o in offers
     )
     assert got == [
-        ("", "A100", "a100-sxm4-40gb", 1, "on_demand", 2.0),
-        ("", "A100", "a100-sxm4-40gb", 1, "spot", 0.8),
-        ("", "A100-80GB", "a100-sxm4-80gb", 2, "on_demand", 10.0),
+        ("1x A100", "A100", "a100-sxm4-40gb", 1, "on_demand", 2.0),
+        ("1x A100", "A100", "a100-sxm4-40gb", 1, "spot", 0.8),
         ("1x-Mystery_X-32-65536", "MysteryX", None, 1, "on_demand", 0.05),
         ("1x-Mystery_X-32-65536", "MysteryX", None, 1, "spot", 0.02),
+        ("2x A100-80GB", "A100-80GB", "a100-sxm4-80gb", 2, "on_demand", 10.0),
         ("4x-RTX_4060_Ti-32-65536", "RTX4060", "rtx-4060-ti-16gb", 4, "on_demand", 0.29),
         ("Standard_NC40ads_H100_v5", "H100", "h100-nvl-94gb", 1, "on_demand", 6.98),
         ("gpu_1x_h100_pcie", "H100", "h100-pcie-80gb", 1, "on_demand", 2.49),
@@ -400,18 +412,22 @@ def test_real_skypilot_catalogs(provider):
     offers = parse_skypilot(content, provider)
     report_unknown(SKYPILOT_FILES[provider], offers)
     rows = list(csv.DictReader(io.StringIO(content.decode())))
-    # Every GPU row (an accelerator, not a TPU, a whole number of GPUs) gives its offers.
-    expected = []
+    # Every GPU row (an accelerator, not a TPU, a whole number of GPUs) gives its offers,
+    # one per region at its cheapest availability zone (GCP lists each zone).
+    expected: dict[tuple, list[float]] = {}
     for row in rows:
         name, count = row["AcceleratorName"], row["AcceleratorCount"]
         if not name or name.startswith("tpu") or float(count) != int(float(count)):
             continue
-        instance = row["InstanceType"] or None
+        instance = row["InstanceType"] or f"{int(float(count))}x {name}"
+        zoned = bool((row.get("AvailabilityZone") or "").strip())
         for price_type, column in (("on_demand", "Price"), ("spot", "SpotPrice")):
             if row.get(column) and float(row[column]) > 0:
-                expected.append((instance, row["Region"], price_type, float(row[column])))
+                key = (instance, row["Region"], price_type, name, zoned or len(expected))
+                expected.setdefault(key, []).append(float(row[column]))
     got = [(o.instance_type, o.region, o.price_type, o.usd_per_hour) for o in offers]
-    assert sorted(got, key=str) == sorted(expected, key=str)
+    want = [(*key[:3], min(prices)) for key, prices in expected.items()]
+    assert sorted(got, key=str) == sorted(want, key=str)
     assert offers and all(o.provider == provider for o in offers)
     # Per-GPU-hour on-demand prices are plausible: medians inside the expected band, every
     # price inside a wider one (Azure's ND H100 v5 reaches 23 $/GPU-h in South Africa West).
@@ -449,16 +465,17 @@ def test_real_runpod():
         ("community", "spot"): "communitySpotPrice",
     }
     got = sorted(
-        (o.gpu_name, names[(o.instance_type, o.price_type)], o.usd_per_hour) for o in offers
+        (o.gpu_name, names[(o.instance_type.rsplit(" ", 1)[1], o.price_type)], o.usd_per_hour)
+        for o in offers
     )
     assert got == expected
     rtx3070 = [o for o in offers if o.gpu_name == "NVIDIA GeForce RTX 3070"]
     assert {(o.instance_type, o.price_type) for o in rtx3070} == {
-        ("community", "on_demand"),
-        ("community", "spot"),
+        ("NVIDIA GeForce RTX 3070 community", "on_demand"),
+        ("NVIDIA GeForce RTX 3070 community", "spot"),
     }  # securePrice 0 and secureSpotPrice null: not offered
     h100 = {o.instance_type + "/" + o.price_type: o for o in offers if o.gpu == "h100-sxm5-80gb"}
-    assert h100["secure/on_demand"].usd_per_hour == 2.99
+    assert h100["NVIDIA H100 80GB HBM3 secure/on_demand"].usd_per_hour == 2.99
     assert parse_runpod(real("runpod_gpu_types_no_prices.json")) == []
     # The name list still maps: every id but the placeholder and the odd workstation card.
     names_only = json.loads(real("runpod_gpu_types_no_prices.json"))
