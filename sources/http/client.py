@@ -7,7 +7,11 @@ component and the client only composes them:
   request is made;
 - `HostGate` (hostgate.py) decides when a host's next request may start (spacing, a
   Retry-After) and keeps one request in flight per host;
-- `read_body` (body.py) reads the body within the size cap;
+- `read_body` (body.py) reads the body within the size cap, checks its length against the
+  bytes received and decompresses it (a cut-off gzip body is a network error);
+- every known credential is redacted from the body by value (`sources.redaction`), in
+  every encoding it could be echoed in, before anything (classifier, parser, archive,
+  log) sees it;
 - `check_page` (blocks.py) spots a captcha, a block page or a 403;
 - `RetryPolicy` (retry.py) decides whether a failure is worth another try and how long to
   wait before it;
@@ -29,9 +33,9 @@ from requests.adapters import HTTPAdapter
 from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
 
-from sources.archive import Archive, redact_url
+from sources.archive import Archive, redact_body, redact_secrets, redact_url
 from sources.http.blocks import Classifier, check_page
-from sources.http.body import DEFAULT_MAX_BYTES, TooLarge, read_body
+from sources.http.body import ACCEPT_ENCODING, DEFAULT_MAX_BYTES, TooLarge, read_body
 from sources.http.breaker import CircuitBreaker
 from sources.http.hostgate import HostGate, host_of
 from sources.http.outcomes import Exchange, FetchOutcome, FetchResult, Verdict, now
@@ -50,10 +54,11 @@ class _Sent:
     """One attempt on the wire: the response and its body, or the exception instead."""
 
     response: requests.Response | None
-    content: bytes
+    content: bytes  # redacted
     fetched_at: dt.datetime
     elapsed: float = 0.0  # seconds from sending to the whole body
     error: Exception | None = None
+    received_size: int = 0  # the body's bytes before redaction
 
 
 class PoliteClient:
@@ -352,7 +357,13 @@ class PoliteClient:
                 headers=CaseInsensitiveDict(),
             )
 
-        kwargs: dict[str, Any] = {"headers": {**(headers or {}), "User-Agent": self.user_agent}}
+        kwargs: dict[str, Any] = {
+            "headers": {
+                "Accept-Encoding": ACCEPT_ENCODING,  # only what read_body can check
+                **(headers or {}),
+                "User-Agent": self.user_agent,
+            }
+        }
         kwargs.update(body or {})
         exchange = self._exchange(method, full_url, host, kwargs, robots=False)
         self._breaker.account(host, exchange.verdict, full_url)
@@ -381,6 +392,8 @@ class PoliteClient:
                 fetched_at=exchange.fetched_at,
                 source=source,
                 headers=response.headers,
+                received_size=exchange.received_size,
+                redacted=True,
             )
             with self._lock:
                 self._archived += 1
@@ -393,12 +406,17 @@ class PoliteClient:
             attempts=exchange.attempts,
             error=exchange.verdict.error,
             archived=archived,
-            headers=CaseInsensitiveDict(response.headers if response is not None else {}),
+            headers=CaseInsensitiveDict(
+                {name: redact_secrets(value) for name, value in response.headers.items()}
+                if response is not None
+                else {}
+            ),
+            received_size=exchange.received_size,
         )
 
     def _get_robots_txt(self, url: str, host: str) -> Exchange:
         """GET a robots.txt for `RobotsCache`: politely, but unclassified and unbroken."""
-        kwargs = {"headers": {"User-Agent": self.user_agent}}
+        kwargs = {"headers": {"Accept-Encoding": ACCEPT_ENCODING, "User-Agent": self.user_agent}}
         return self._exchange("GET", url, host, kwargs, robots=True)
 
     # -- the request loop -----------------------------------------------------------------
@@ -424,7 +442,14 @@ class PoliteClient:
             if isinstance(step, Verdict):
                 if step.logged:
                     log.warning("%s %s: %s", method, safe_url, step.error)
-                return Exchange(sent.response, sent.content, attempts, sent.fetched_at, step)
+                return Exchange(
+                    sent.response,
+                    sent.content,
+                    attempts,
+                    sent.fetched_at,
+                    step,
+                    received_size=sent.received_size,
+                )
             log.warning(step.log_format, method, safe_url, step.detail, attempts, step.wait)
             if step.defer is None:
                 self._sleep(step.wait)  # a Retry-After is waited out by the host gate
@@ -446,7 +471,10 @@ class PoliteClient:
         except (TooLarge, requests.RequestException) as exc:
             return _Sent(None, b"", now(), error=exc)
         fetched_at = now()
-        return _Sent(response, content, fetched_at, elapsed=time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        # Before anything reads it: the classifier, the parsers, the archive, the log.
+        redacted = redact_body(content)
+        return _Sent(response, redacted, fetched_at, elapsed, received_size=len(content))
 
     def _judge(
         self, sent: _Sent, method: str, url: str, attempts: int, *, robots: bool
