@@ -4,9 +4,9 @@ A provider's region or instance type and a listing's title are printed on the si
 the published files. Redaction by value (`sources.redaction`) removes every credential the
 project knows; these checks catch what it cannot know: another party's token reflected into
 a field, a field stuffed with markup or control characters, or what is left of a field
-after redaction (`REDACTED`). A cloud field that fails is replaced by NULL and a listing
-title that fails drops the listing, each with a counted reason; the offer's price and the
-other fields are kept (they are checked by their own rules).
+after redaction (`REDACTED`). A cloud region that fails is replaced by NULL (the offer's
+price is kept), an instance type that fails drops the offer, and a listing title that fails
+drops the listing, each with a counted reason.
 
 Patterns are conservative, from every value the bundled data and the providers' APIs use
 (sources/data/cloud/*.csv, 2026-10-07): regions such as `us-east-1`, `westus3`,
@@ -93,34 +93,47 @@ def title_problem(value: str | None) -> str | None:
     return _check(value, TITLE_MAX, None)
 
 
-# cloud_offers column -> its check. `zone` is checked when a provider's rows carry one.
-OFFER_FIELDS = {
-    "region": region_problem,
-    "zone": region_problem,
-    "instance_type": instance_type_problem,
-}
+# cloud_offers column -> its check. A region (or a zone, when a provider's rows carry one)
+# that fails is set to NULL: the offer still says what it costs, and a NULL region is
+# ordinary (Lambda, RunPod). An instance type that fails drops the offer: it names what is
+# rented, and the model prints it beside every rent price.
+NULLED_FIELDS = {"region": region_problem, "zone": region_problem}
+DROPPING_FIELDS = {"instance_type": instance_type_problem}
+
+
+def _problems(rows: pl.DataFrame, checks) -> dict[str, list[str | None]]:  # noqa: ANN001
+    found = {}
+    for column, check in checks.items():
+        if column in rows.columns and rows[column].dtype == pl.Utf8:
+            problems = [check(value) for value in rows[column].to_list()]
+            if any(problems):
+                found[column] = problems
+    return found
 
 
 def check_offer_text(rows: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
-    """Cloud offers with every free-text field that fails its check replaced by NULL.
+    """Cloud offers whose free text can be published.
+
+    A region or zone that fails its check is replaced by NULL; an offer whose instance type
+    fails is dropped.
 
     Returns:
-        (rows, counts): the rows (same rows, same order) and how many values were replaced,
-        per "field:reason" (e.g. {"region:redacted": 3}).
+        (rows, counts): the rows kept, in order, and how many values were refused per
+        "field:reason" (e.g. {"region:redacted": 3, "instance_type:token": 1}).
     """
     counts: Counter[str] = Counter()
-    replaced = []
-    for column, check in OFFER_FIELDS.items():
-        if column not in rows.columns or rows[column].dtype != pl.Utf8:
-            continue
-        values = rows[column].to_list()
-        problems = [check(value) for value in values]
-        if not any(problems):
-            continue
+    nulled = _problems(rows, NULLED_FIELDS)
+    for column, problems in nulled.items():
         counts.update(f"{column}:{problem}" for problem in problems if problem)
-        kept = [None if problem else value for value, problem in zip(values, problems, strict=True)]
-        replaced.append(pl.Series(column, kept, dtype=pl.Utf8))
-    return (rows.with_columns(replaced) if replaced else rows), dict(sorted(counts.items()))
+        kept = [
+            None if problem else value
+            for value, problem in zip(rows[column].to_list(), problems, strict=True)
+        ]
+        rows = rows.with_columns(pl.Series(column, kept, dtype=pl.Utf8))
+    for column, problems in _problems(rows, DROPPING_FIELDS).items():
+        counts.update(f"{column}:{problem}" for problem in problems if problem)
+        rows = rows.filter(pl.Series([problem is None for problem in problems]))
+    return rows, dict(sorted(counts.items()))
 
 
 def check_listing_titles(

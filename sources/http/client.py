@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -54,7 +54,7 @@ class _Sent:
     """One attempt on the wire: the response and its body, or the exception instead."""
 
     response: requests.Response | None
-    content: bytes  # redacted
+    content: bytes  # redacted by `_exchange` before anyone reads it
     fetched_at: dt.datetime
     elapsed: float = 0.0  # seconds from sending to the whole body
     error: Exception | None = None
@@ -254,7 +254,7 @@ class PoliteClient:
             auth: Credentials, as for `requests` (never logged or archived).
             source: The fetcher's name, stored with the archived response.
             archive_body: False for responses that are secrets (OAuth tokens): nothing is
-                archived.
+                archived, and the body is returned unredacted (it holds the token).
 
         Returns:
             The result; network failures and error statuses are outcomes, not exceptions.
@@ -365,7 +365,7 @@ class PoliteClient:
             }
         }
         kwargs.update(body or {})
-        exchange = self._exchange(method, full_url, host, kwargs, robots=False)
+        exchange = self._exchange(method, full_url, host, kwargs, robots=False, redact=archive_body)
         self._breaker.account(host, exchange.verdict, full_url)
         return self._result(full_url, exchange, source=source, archive_body=archive_body)
 
@@ -422,18 +422,31 @@ class PoliteClient:
     # -- the request loop -----------------------------------------------------------------
 
     def _exchange(
-        self, method: str, url: str, host: str, kwargs: Mapping[str, Any], *, robots: bool
+        self,
+        method: str,
+        url: str,
+        host: str,
+        kwargs: Mapping[str, Any],
+        *,
+        robots: bool,
+        redact: bool = True,
     ) -> Exchange:
         """Send until a policy gives its verdict on an attempt, retrying as it says.
 
         `robots=True` is the robots.txt fetch itself: no classifier and no circuit breaker,
         since robots.txt status codes have their own meaning (see `RobotsCache`).
+        `redact=False` is for a response that is itself a secret and never archived (an
+        OAuth token response): redacting it by value would erase the very token asked for
+        when the server hands out one it gave before.
         """
         safe_url = redact_url(url)
         attempts = 0
         while True:
             attempts += 1
             sent = self._send(method, url, host, kwargs)
+            if redact and sent.content:
+                # Before anything reads it: the classifier, the parsers, the archive, the log.
+                sent = replace(sent, content=redact_body(sent.content))
             step = self._judge(sent, method, url, attempts, robots=robots)
             if step.defer is not None:
                 # The host asked for a pause: it applies to every request to it, this URL's
@@ -472,9 +485,7 @@ class PoliteClient:
             return _Sent(None, b"", now(), error=exc)
         fetched_at = now()
         elapsed = time.monotonic() - started
-        # Before anything reads it: the classifier, the parsers, the archive, the log.
-        redacted = redact_body(content)
-        return _Sent(response, redacted, fetched_at, elapsed, received_size=len(content))
+        return _Sent(response, content, fetched_at, elapsed, received_size=len(content))
 
     def _judge(
         self, sent: _Sent, method: str, url: str, attempts: int, *, robots: bool

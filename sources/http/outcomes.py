@@ -31,7 +31,8 @@ class FetchResult:
         status: The final HTTP status, or None when no response arrived.
         content: The final response body (empty when there was none), decompressed, with
             every known credential redacted by value (`sources.redaction`): no parser
-            ever sees a secret a server echoed.
+            ever sees a secret a server echoed. Not redacted: a POST made with
+            `archive_body=False` (an OAuth token response, itself a secret, never archived).
         fetched_at: When the final response (or failure, or skip) happened, UTC.
         outcome: One of "ok", "captcha", "blocked", "http_error", "skipped".
         attempts: How many requests were sent (0 when skipped).

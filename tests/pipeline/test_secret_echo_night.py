@@ -7,7 +7,8 @@ form-encoded, JSON-escaped, HTML entities, base64 alone and inside blobs, MIME-w
 Nothing written may hold any of them: the archive, the warehouse (file bytes and every
 text column), the published files (DuckDB, Parquet, CSV), the site, and the logs
 (captured stdout/stderr, Python logging, Dagster's events). The echoed fields are set to
-NULL (regions) or drop the listing (titles), with a counted reason.
+NULL (regions) or drop the offer or listing (instance types, titles), with a counted
+reason.
 
 Reuses the machinery of test_live_night.py: the bundled build copied, every endpoint on
 127.0.0.1 behind the loopback guard.
@@ -263,6 +264,7 @@ def test_echoed_credentials_reach_nothing_written(
         con.close()
     assert regions == {"vast": 0, "azure": 0}, regions
     assert "region:redacted" in status["vast"] and "region:redacted" in status["azure"]
+    assert "instance_type:redacted" in status["lambda"]
     assert titles.get("amazon", 0) >= len(ECHOES) and titles.get("ebay", 0) >= len(ECHOES)
     assert any(p.startswith("/cloud/lambda-real?") for p in Echo.paths)
 

@@ -89,7 +89,7 @@ def test_bundled_values_and_real_titles_all_pass():
     assert checked > 100
 
 
-def test_offer_fields_become_null_and_are_counted():
+def test_bad_regions_become_null_bad_instance_types_drop_the_offer():
     rows = pl.DataFrame(
         {
             "provider": ["vast", "vast", "aws"],
@@ -99,9 +99,10 @@ def test_offer_fields_become_null_and_are_counted():
         }
     )
     out, counts = check_offer_text(rows)
-    assert out["region"].to_list() == ["Texas, US, NA", None, None]
-    assert out["instance_type"].to_list() == ["1x-H100_SXM-32-65536", None, None]
-    assert out["usd_per_hour"].to_list() == [2.0, 2.1, 3.0]
+    # The second offer names no publishable instance type: dropped; the third has none.
+    assert out["region"].to_list() == ["Texas, US, NA", None]
+    assert out["instance_type"].to_list() == ["1x-H100_SXM-32-65536", None]
+    assert out["usd_per_hour"].to_list() == [2.0, 3.0]
     assert counts == {"instance_type:token": 1, "region:charset": 1, "region:redacted": 1}
     same, none = check_offer_text(rows.head(1))
     assert none == {} and same.equals(rows.head(1))
