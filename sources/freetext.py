@@ -20,11 +20,13 @@ Reasons:
 - `charset`: a character outside the field's set (markup, `%`, `&`, `=`, quotes...);
 - `redacted`: holds `REDACTED`, what redaction left of a credential;
 - `token`: a run of letters and digits shaped like a key: 24 characters or more; in a
-  region or instance type also 16 or more with a digit in it (`AKIAIOSFODNN7EXAMPLE`),
-  in a title 16 or more mixing digits, upper and lower case (`wJalrXUtnFEMI0K7MDENG`;
-  part numbers such as `GVN4090GAMINGOC24GD` are one case). Real values: region and
-  instance-type runs with a digit are at most 8 characters (`NCC40ads`, `48xlarge`);
-  Azure's region names reach 18 letters (`australiasoutheast`) without a digit.
+  region or instance type also 16 or more with a digit followed by a letter
+  (`AKIAIOSFODNN7EXAMPLE`), in a title 16 or more mixing digits, upper and lower case
+  (`wJalrXUtnFEMI0K7MDENG`; part numbers such as `GVN4090GAMINGOC24GD` are one case).
+  Real values: instance-type runs with a digit inside are at most 13 characters
+  (`RTXPRO6000BSE`); Azure's region names reach 18 letters (`australiasoutheast`) and end
+  in a digit at most (`australiacentral2`). Checked against 4,699 offers parsed from real
+  captured provider files and 798 titles of real captured pages: none refused.
 """
 
 import re
@@ -38,24 +40,28 @@ REGION_MAX = 64
 INSTANCE_TYPE_MAX = 64
 TITLE_MAX = 400
 TOKEN_MAX = 23  # an alphanumeric run longer than this is a key, whatever it mixes
-MIXED_TOKEN_MAX = 15  # ... and one longer than this with a digit (cloud fields) or mixed case
+MIXED_TOKEN_MAX = 15  # ... and one longer than this with a digit inside or mixed case
 
 # Letters of any script (vast.ai's geolocation: "Île-de-France, FR, EU"), digits and the
 # punctuation region names use.
 _REGION = re.compile(r"[^\W_]|[ ,.\-_()'/]")
-_INSTANCE_TYPE = re.compile(r"[A-Za-z0-9 ._\-:/+()]")
+_INSTANCE_TYPE = re.compile(r"[A-Za-z0-9 ._\-:/+()#]")
 _CONTROL = re.compile(
     r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
 _RUN = re.compile(r"[A-Za-z0-9]+")
+_DIGIT_THEN_LETTER = re.compile(r"[0-9][A-Za-z]")
 
 
 def _key_shaped(run: str, *, free_text: bool) -> bool:
     if len(run) > TOKEN_MAX:
         return True
-    if len(run) <= MIXED_TOKEN_MAX or not any(c.isdigit() for c in run):
+    if len(run) <= MIXED_TOKEN_MAX:
         return False
-    return not free_text or (any(c.islower() for c in run) and any(c.isupper() for c in run))
+    if free_text:
+        return any(c.isdigit() for c in run) and run != run.lower() and run != run.upper()
+    # A digit inside the run, not only a trailing number (Azure's "australiacentral2").
+    return _DIGIT_THEN_LETTER.search(run) is not None
 
 
 def _check(value: str | None, limit: int, allowed: re.Pattern[str] | None) -> str | None:

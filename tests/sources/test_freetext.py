@@ -24,6 +24,7 @@ GOOD_REGIONS = [
 GOOD_TYPES = [
     "p6-b200.48xlarge", "Standard_ND96isr_MI300X_v5", "a3-ultragpu-8g-nolssd", "HGX H100",
     "rtx-pro-6000-blackwell secure", "1x-RTX_PRO_6000_WS-32-65536", "gpu_8x_a100_80gb_sxm4",
+    "1x A100 SXM4 #12", "Standard_NC320lds_xl_RTXPRO6000BSE_v6",
 ]  # fmt: skip
 
 
@@ -52,6 +53,7 @@ def test_real_instance_types_pass(value):
         ("us-east-1 c0ffee1234567890abcdef12", "token"),
         ("eu-wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY", "token"),
         ("australiasoutheast", None),  # Azure: 18 letters, no digit
+        ("australiacentral2", None),  # Azure: a trailing number is not a key
     ],
 )
 def test_bad_regions_are_refused_with_a_reason(value, reason):
