@@ -8,11 +8,12 @@ yesterday's partition). Layout::
     root/2025-01-31/index.jsonl     one JSON line per response, in the order they were stored
 
 Nothing secret is written: credentials in query strings, URL user info and headers are
-redacted by name, and every credential the process has read (`sources.credentials`) is
-redacted by value from bodies, headers and URLs, before anything reaches the disk.
+redacted by name, and every credential the process knows (`sources.credentials`) is
+redacted by value, in every encoding `sources.redaction` covers, from bodies, headers and
+URLs, before anything reaches the disk. The index keeps the size of the body as received
+(`received`), so a body shortened by redaction is not taken for a truncated one.
 """
 
-import base64
 import datetime as dt
 import hashlib
 import json
@@ -25,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote_plus
+from urllib.parse import unquote_plus
 
 from sources.credentials import known_secrets
+from sources.redaction import REDACTED, redact_bytes, redact_str
 
-REDACTED = "REDACTED"
 INDEX_NAME = "index.jsonl"
 
 # Response headers that carry credentials or session state; dropped before storing.
@@ -78,27 +79,14 @@ def is_secret_param(name: str) -> bool:
     return lowered.endswith(("key", "keyid")) or lowered in _SECRET_PARAM_NAMES
 
 
-def _secret_forms() -> list[str]:
-    """Each known credential as it may be echoed: raw, URL-encoded, base64."""
-    forms: set[str] = set()
-    for secret in known_secrets():
-        forms |= {secret, quote(secret, safe=""), quote_plus(secret)}
-        forms.add(base64.b64encode(secret.encode()).decode().rstrip("="))
-    return sorted(forms, key=len, reverse=True)
-
-
 def redact_secrets(text: str) -> str:
-    """`text` with every known credential (in any of its echoed forms) replaced."""
-    for form in _secret_forms():
-        text = text.replace(form, REDACTED)
-    return text
+    """`text` with every known credential (in any encoding it may be echoed) replaced."""
+    return redact_str(text, known_secrets())
 
 
 def redact_body(content: bytes) -> bytes:
-    """A response body with every known credential replaced by `REDACTED`."""
-    for form in _secret_forms():
-        content = content.replace(form.encode(), REDACTED.encode())
-    return content
+    """A response body with every known credential (in any encoding) replaced by `REDACTED`."""
+    return redact_bytes(content, known_secrets())
 
 
 def redact_text(text: str) -> str:
@@ -131,7 +119,10 @@ def is_secret_header(name: str) -> bool:
 
 
 def redact_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    """The headers worth keeping: secret ones dropped, URLs in values (`Location`) redacted."""
+    """The headers worth keeping: secret ones dropped, the others redacted.
+
+    Values are redacted by value, and URLs in them (`Location`) by parameter name too.
+    """
     if not headers:
         return {}
     return {
@@ -219,6 +210,8 @@ class ArchivedResponse:
         path: The blob file.
         content_type: The response's Content-Type header, if any.
         headers: The stored (non-secret) response headers.
+        received_size: Bytes of the body as received, before redaction (None in index
+            lines written before it was recorded: then the stored size is all we know).
     """
 
     url: str
@@ -231,6 +224,7 @@ class ArchivedResponse:
     headers: Mapping[str, str] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
     )
+    received_size: int | None = field(default=None, compare=False)
 
     def read(self) -> bytes:
         """The stored body, checked against its SHA-256.
@@ -275,6 +269,9 @@ class Archive:
         fetched_at: dt.datetime,
         source: str,
         headers: Mapping[str, str] | None = None,
+        *,
+        received_size: int | None = None,
+        redacted: bool = False,
     ) -> ArchivedResponse:
         """Archive one response: the body once per day, then one index line.
 
@@ -289,7 +286,12 @@ class Archive:
             fetched_at: When the response arrived; must be timezone-aware. Its UTC date
                 picks the day folder.
             source: Which fetcher stored it.
-            headers: Response headers; secret ones are dropped.
+            headers: Response headers; secret ones are dropped, the rest redacted.
+            received_size: Bytes of the body as received, when `content` was redacted
+                before (default: `len(content)` as given).
+            redacted: `content` was already redacted by value with the process's known
+                secrets (the HTTP client does it before anything parses a body); it is not
+                searched again.
 
         Returns:
             The archived response.
@@ -301,8 +303,10 @@ class Archive:
             raise ValueError(f"fetched_at must be timezone-aware (UTC), got {fetched_at!r}")
         fetched_at = fetched_at.astimezone(dt.UTC)
         day_dir = self.root / fetched_at.date().isoformat()
+        received = len(content) if received_size is None else int(received_size)
         # A server that echoes a credential must not get it onto the disk.
-        content = redact_body(content)
+        if not redacted:
+            content = redact_body(content)
         sha = hashlib.sha256(content).hexdigest()
         blob = day_dir / f"{sha}.bin"
         kept_headers = redact_headers(headers)
@@ -315,6 +319,7 @@ class Archive:
             "source": source,
             "sha256": sha,
             "size": len(content),
+            "received": received,
             "content_type": content_type,
             "headers": kept_headers,
         }
@@ -335,6 +340,7 @@ class Archive:
             path=blob,
             content_type=content_type,
             headers=MappingProxyType(kept_headers),
+            received_size=received,
         )
 
     def days(self) -> list[dt.date]:
@@ -381,6 +387,7 @@ class Archive:
                 path=day_dir / f"{entry['sha256']}.bin",
                 content_type=entry["content_type"],
                 headers=MappingProxyType(entry["headers"]),
+                received_size=entry["received"],
             )
             self._verify(day, number, response)
             found.append(response)
@@ -406,6 +413,7 @@ class Archive:
                 "sha256": sha,
                 "content_type": entry.get("content_type"),
                 "headers": dict(entry.get("headers") or {}),
+                "received": None if entry.get("received") is None else int(entry["received"]),
             }
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ArchiveError(f"{where} is not a valid entry: {exc}") from exc

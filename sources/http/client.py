@@ -7,7 +7,11 @@ component and the client only composes them:
   request is made;
 - `HostGate` (hostgate.py) decides when a host's next request may start (spacing, a
   Retry-After) and keeps one request in flight per host;
-- `read_body` (body.py) reads the body within the size cap;
+- `read_body` (body.py) reads the body within the size cap, checks its length against the
+  bytes received and decompresses it (a cut-off gzip body is a network error);
+- every known credential is redacted from the body by value (`sources.redaction`), in
+  every encoding it could be echoed in, before anything (classifier, parser, archive,
+  log) sees it;
 - `check_page` (blocks.py) spots a captcha, a block page or a 403;
 - `RetryPolicy` (retry.py) decides whether a failure is worth another try and how long to
   wait before it;
@@ -20,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -29,9 +33,9 @@ from requests.adapters import HTTPAdapter
 from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
 
-from sources.archive import Archive, redact_url
+from sources.archive import Archive, redact_body, redact_secrets, redact_url
 from sources.http.blocks import Classifier, check_page
-from sources.http.body import DEFAULT_MAX_BYTES, TooLarge, read_body
+from sources.http.body import ACCEPT_ENCODING, DEFAULT_MAX_BYTES, TooLarge, read_body
 from sources.http.breaker import CircuitBreaker
 from sources.http.hostgate import HostGate, host_of
 from sources.http.outcomes import Exchange, FetchOutcome, FetchResult, Verdict, now
@@ -50,10 +54,11 @@ class _Sent:
     """One attempt on the wire: the response and its body, or the exception instead."""
 
     response: requests.Response | None
-    content: bytes
+    content: bytes  # redacted by `_exchange` before anyone reads it
     fetched_at: dt.datetime
     elapsed: float = 0.0  # seconds from sending to the whole body
     error: Exception | None = None
+    received_size: int = 0  # the body's bytes before redaction
 
 
 class PoliteClient:
@@ -249,7 +254,7 @@ class PoliteClient:
             auth: Credentials, as for `requests` (never logged or archived).
             source: The fetcher's name, stored with the archived response.
             archive_body: False for responses that are secrets (OAuth tokens): nothing is
-                archived.
+                archived, and the body is returned unredacted (it holds the token).
 
         Returns:
             The result; network failures and error statuses are outcomes, not exceptions.
@@ -352,9 +357,15 @@ class PoliteClient:
                 headers=CaseInsensitiveDict(),
             )
 
-        kwargs: dict[str, Any] = {"headers": {**(headers or {}), "User-Agent": self.user_agent}}
+        kwargs: dict[str, Any] = {
+            "headers": {
+                "Accept-Encoding": ACCEPT_ENCODING,  # only what read_body can check
+                **(headers or {}),
+                "User-Agent": self.user_agent,
+            }
+        }
         kwargs.update(body or {})
-        exchange = self._exchange(method, full_url, host, kwargs, robots=False)
+        exchange = self._exchange(method, full_url, host, kwargs, robots=False, redact=archive_body)
         self._breaker.account(host, exchange.verdict, full_url)
         return self._result(full_url, exchange, source=source, archive_body=archive_body)
 
@@ -381,6 +392,8 @@ class PoliteClient:
                 fetched_at=exchange.fetched_at,
                 source=source,
                 headers=response.headers,
+                received_size=exchange.received_size,
+                redacted=True,
             )
             with self._lock:
                 self._archived += 1
@@ -393,29 +406,47 @@ class PoliteClient:
             attempts=exchange.attempts,
             error=exchange.verdict.error,
             archived=archived,
-            headers=CaseInsensitiveDict(response.headers if response is not None else {}),
+            headers=CaseInsensitiveDict(
+                {name: redact_secrets(value) for name, value in response.headers.items()}
+                if response is not None
+                else {}
+            ),
+            received_size=exchange.received_size,
         )
 
     def _get_robots_txt(self, url: str, host: str) -> Exchange:
         """GET a robots.txt for `RobotsCache`: politely, but unclassified and unbroken."""
-        kwargs = {"headers": {"User-Agent": self.user_agent}}
+        kwargs = {"headers": {"Accept-Encoding": ACCEPT_ENCODING, "User-Agent": self.user_agent}}
         return self._exchange("GET", url, host, kwargs, robots=True)
 
     # -- the request loop -----------------------------------------------------------------
 
     def _exchange(
-        self, method: str, url: str, host: str, kwargs: Mapping[str, Any], *, robots: bool
+        self,
+        method: str,
+        url: str,
+        host: str,
+        kwargs: Mapping[str, Any],
+        *,
+        robots: bool,
+        redact: bool = True,
     ) -> Exchange:
         """Send until a policy gives its verdict on an attempt, retrying as it says.
 
         `robots=True` is the robots.txt fetch itself: no classifier and no circuit breaker,
         since robots.txt status codes have their own meaning (see `RobotsCache`).
+        `redact=False` is for a response that is itself a secret and never archived (an
+        OAuth token response): redacting it by value would erase the very token asked for
+        when the server hands out one it gave before.
         """
         safe_url = redact_url(url)
         attempts = 0
         while True:
             attempts += 1
             sent = self._send(method, url, host, kwargs)
+            if redact and sent.content:
+                # Before anything reads it: the classifier, the parsers, the archive, the log.
+                sent = replace(sent, content=redact_body(sent.content))
             step = self._judge(sent, method, url, attempts, robots=robots)
             if step.defer is not None:
                 # The host asked for a pause: it applies to every request to it, this URL's
@@ -424,7 +455,14 @@ class PoliteClient:
             if isinstance(step, Verdict):
                 if step.logged:
                     log.warning("%s %s: %s", method, safe_url, step.error)
-                return Exchange(sent.response, sent.content, attempts, sent.fetched_at, step)
+                return Exchange(
+                    sent.response,
+                    sent.content,
+                    attempts,
+                    sent.fetched_at,
+                    step,
+                    received_size=sent.received_size,
+                )
             log.warning(step.log_format, method, safe_url, step.detail, attempts, step.wait)
             if step.defer is None:
                 self._sleep(step.wait)  # a Retry-After is waited out by the host gate
@@ -446,7 +484,8 @@ class PoliteClient:
         except (TooLarge, requests.RequestException) as exc:
             return _Sent(None, b"", now(), error=exc)
         fetched_at = now()
-        return _Sent(response, content, fetched_at, elapsed=time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        return _Sent(response, content, fetched_at, elapsed, received_size=len(content))
 
     def _judge(
         self, sent: _Sent, method: str, url: str, attempts: int, *, robots: bool

@@ -29,13 +29,19 @@ class FetchResult:
     Attributes:
         url: The requested URL, with `params` applied (not redacted: it is the caller's).
         status: The final HTTP status, or None when no response arrived.
-        content: The final response body (empty when there was none).
+        content: The final response body (empty when there was none), decompressed, with
+            every known credential redacted by value (`sources.redaction`): no parser
+            ever sees a secret a server echoed. Not redacted: a POST made with
+            `archive_body=False` (an OAuth token response, itself a secret, never archived).
         fetched_at: When the final response (or failure, or skip) happened, UTC.
         outcome: One of "ok", "captcha", "blocked", "http_error", "skipped".
         attempts: How many requests were sent (0 when skipped).
         error: Why the outcome is not "ok", credentials redacted; None when ok.
         archived: The archive entry for the final response, when archived.
-        headers: The final response's headers (case-insensitive), empty without a response.
+        headers: The final response's headers (case-insensitive), empty without a response;
+            known credentials redacted by value.
+        received_size: Bytes of the final body as received (decompressed, before
+            redaction); 0 without a response.
     """
 
     url: str
@@ -47,6 +53,7 @@ class FetchResult:
     error: str | None
     archived: ArchivedResponse | None
     headers: Mapping[str, str]
+    received_size: int = 0
 
     @property
     def ok(self) -> bool:
@@ -91,6 +98,7 @@ class Exchange:
     attempts: int
     fetched_at: dt.datetime
     verdict: Verdict
+    received_size: int = 0  # the body's bytes before redaction
 
 
 def now() -> dt.datetime:

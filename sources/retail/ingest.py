@@ -105,8 +105,8 @@ class Archived(Protocol):
         ...
 
 
-def _short_body(content: bytes, headers: Mapping[str, str]) -> str | None:
-    """Why a stored body is cut short of the Content-Length it was served with, or None."""
+def _short_body(size: int, headers: Mapping[str, str]) -> str | None:
+    """Why a body of `size` bytes as received is cut short of its Content-Length, or None."""
     fields = {str(k).lower(): str(v) for k, v in headers.items()}
     if fields.get("content-encoding", "identity") not in ("", "identity"):
         return None  # the header counts encoded bytes; the body is stored decoded
@@ -114,8 +114,8 @@ def _short_body(content: bytes, headers: Mapping[str, str]) -> str | None:
         announced = int(fields["content-length"])
     except (KeyError, ValueError):
         return None
-    if len(content) < announced:
-        return f"truncated body: {len(content)} of {announced} bytes (Content-Length)"
+    if size < announced:
+        return f"truncated body: {size} of {announced} bytes (Content-Length)"
     return None
 
 
@@ -145,7 +145,9 @@ def parse_responses(
             )
         else:
             content = response.read()
-            short = _short_body(content, getattr(response, "headers", None) or {})
+            # The size as received: redaction may have shortened the stored body.
+            received = getattr(response, "received_size", None) or len(content)
+            short = _short_body(received, getattr(response, "headers", None) or {})
             if short:
                 result = ParseResult(Outcome.PARSE_ERROR, "unknown", detail=short)
             else:

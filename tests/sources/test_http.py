@@ -887,3 +887,107 @@ def test_two_sources_at_once_share_each_hosts_politeness(server, fake, tmp_path)
     day = results[0][0].fetched_at.date()
     stored = Counter(r.source for r in archive.responses(day))
     assert stored == {"amazon": 3, "ebay": 2, "other": 2}
+
+
+# -- compressed and echoed bodies (issue 26 item 2) ----------------------------------------
+
+
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, mtime=0)
+
+
+def test_gzip_body_is_decoded_and_a_cut_off_one_is_never_a_result(server, fake, tmp_path):
+    import zlib
+
+    page = b'{"items": [' + b", ".join(b'{"price": %d}' % i for i in range(400)) + b"]}"
+    whole = _gzip(page)
+    server.on("/gz", Reply(200, whole, {"Content-Encoding": "gzip"}))
+    # Cut before the trailer, with a Content-Length of the cut size (a truncating proxy):
+    # urllib3 alone decodes this into a shorter body without an error.
+    server.on("/cut", Reply(200, whole[: len(whole) // 2], {"Content-Encoding": "gzip"}))
+    server.on("/two", Reply(200, whole + _gzip(b"tail"), {"Content-Encoding": "gzip"}))
+    raw_deflate = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    deflated = raw_deflate.compress(page) + raw_deflate.flush()
+    server.on("/deflate", Reply(200, deflated, {"Content-Encoding": "deflate"}))
+    server.on("/zlib", Reply(200, zlib.compress(page), {"Content-Encoding": "deflate"}))
+    server.on("/br", Reply(200, b"\x0b\x02\x80hello\x03", {"Content-Encoding": "br"}))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive, max_retries=1)
+
+    good = client.get(server.url("/gz"))
+    assert (good.outcome, good.content, good.received_size) == ("ok", page, len(page))
+    assert good.archived.read() == page
+    cut = client.get(server.url("/cut"))
+    assert (cut.outcome, cut.content, cut.archived, cut.attempts) == ("http_error", b"", None, 2)
+    assert "ends before its stream does" in cut.error
+    assert client.get(server.url("/two")).content == page + b"tail"
+    assert client.get(server.url("/deflate")).content == page
+    assert client.get(server.url("/zlib")).content == page
+    br = client.get(server.url("/br"))
+    assert br.outcome == "http_error" and "was not asked for" in br.error
+    assert {s.headers.get("Accept-Encoding") for s in server.seen} == {"gzip, deflate"}
+    assert len(archive.responses(good.fetched_at.date())) == 4  # gz, two, deflate, zlib
+
+
+def test_gzip_bomb_is_cut_off_at_the_size_cap(server, fake):
+    server.on("/bomb", Reply(200, _gzip(b"\0" * 5_000_000), {"Content-Encoding": "gzip"}))
+    client, _ = make_client(fake, max_bytes=100_000)
+    result = client.get(server.url("/bomb"))
+    assert (result.outcome, result.content) == ("http_error", b"")
+    assert "cap" in result.error
+
+
+def test_a_body_shortened_by_redaction_is_not_truncated(server, fake, tmp_path, monkeypatch):
+    from sources.retail.ingest import parse_responses
+
+    secret = "ebay-echo-secret-0123456789"
+    monkeypatch.setenv("EBAY_CLIENT_SECRET", secret)
+    page = f'{{"itemSummaries": [], "total": 0, "echo": "{secret}"}}'.encode()
+    server.on("/echo", Reply(200, page, {"Content-Type": "application/json"}))
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive)
+
+    result = client.get(server.url("/echo"), source="ebay_api")
+    assert result.ok and secret.encode() not in result.content
+    assert (result.received_size, result.archived.received_size) == (len(page), len(page))
+    assert len(result.archived.read()) < len(page)
+    (stored,) = archive.responses(result.fetched_at.date())
+    assert stored.received_size == len(page)
+    pages, _ = parse_responses([stored])
+    # An empty result page, as the API sent it; not "truncated body".
+    assert pages.select("outcome", "detail").rows() == [("empty", "no results")]
+
+
+def test_echoes_in_every_encoding_are_redacted_before_the_caller_sees_them(
+    server, fake, tmp_path, monkeypatch, caplog
+):
+    from tests.sources.secret_echo import SECRETS, echoes, leaks, needles
+
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    archive = Archive(tmp_path)
+    client, _ = make_client(fake, archive=archive)
+    wanted = needles(SECRETS.values())
+    cases = 0
+    with caplog.at_level(logging.DEBUG, logger="gpuvalue"):
+        for index, secret in enumerate(SECRETS.values()):
+            forms = echoes(secret)
+            cases += len(forms)
+            # A header value holds no line break: the MIME form is sent unwrapped there.
+            flat = {form: "".join(text.splitlines()) for form, text in forms.items()}
+            query = "&".join(f"{form}={text}" for form, text in flat.items())
+            server.on(f"/e{index}", Reply(302, b"", {"Location": f"/r{index}?{query}"}))
+            body = json.dumps([{"region": text} for text in forms.values()])
+            headers = {f"X-Echo-{n}": text for n, text in enumerate(flat.values())}
+            server.on(f"/r{index}", Reply(200, body.encode(), headers))
+            result = client.get(server.url(f"/e{index}"))
+            assert result.ok
+            assert not leaks(result.content + str(dict(result.headers)).encode(), wanted)
+            assert result.content.count(b"REDACTED") >= len(forms)
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert not leaks(on_disk, wanted)
+    assert not leaks(caplog.text.encode(), wanted)
+    assert "redirected to" in caplog.text
+    print(f"\nhttp echo: {cases} echoes x (body, header, redirect URL), 0 leaks")

@@ -34,6 +34,7 @@ from sources.cloud.integrity import IntegrityError
 from sources.cloud.providers import PROVIDERS, fetch_provider, with_pricing
 from sources.cloud.records import offers_frame
 from sources.cloud.snapshot import RENDERED, replay_bundled
+from sources.freetext import check_listing_titles, check_offer_text
 from sources.http import PoliteClient, host_key, short_reason
 from sources.retail import ebay_api
 from sources.retail.ingest import PARSERS, classify_block_page, parse_responses
@@ -266,6 +267,8 @@ def price_observations(
             condition_of=normalize_condition,
             rates=rates,
         )
+        # A title failing its format (a key-shaped token, REDACTED...) drops the listing.
+        parsed, bad_titles = check_listing_titles(parsed)
         rows = parsed
         sources = sorted(PARSERS)
         placeholders = ", ".join("?" for _ in sources)
@@ -286,6 +289,8 @@ def price_observations(
                 count = pages.filter(pl.col("source") == source).height
                 record_status(con, source, "ok", count, "bundled snapshot", "retail")
     used = rows.filter(pl.col("drop_reason").is_null()).height
+    if bad_titles:
+        context.log.warning(f"price_observations: titles not publishable: {bad_titles}")
     context.log.info(
         f"price_observations {first}..{last}: {len(responses)} pages, {inserted} rows, "
         f"{used} usable (replaced {deleted})"
@@ -498,6 +503,8 @@ def cloud_offers(
         # How each offer's price is set, from the provider registry (the model's
         # freshness window depends on it).
         rows = with_pricing(rows)
+        # Free text that reaches the site: a field failing its format is NULL, counted.
+        rows, bad_text = check_offer_text(rows)
         # Integrity before publish: duplicates, then every offer against the provider's
         # own history and the other providers (pipeline/defs/ingest/integrity.py).
         days = sorted(set(rows["observed_at"].cast(pl.Date).to_list()))
@@ -508,6 +515,11 @@ def cloud_offers(
             detail += f"; {checked.summary()}"
         if collapsed:
             detail += f"; {collapsed} identical duplicates collapsed"
+        if bad_text:
+            detail += "; unpublishable text set to NULL: " + ", ".join(
+                f"{k} ({v})" for k, v in bad_text.items()
+            )
+            context.log.warning(f"cloud_offers[{provider}]: {detail}")
         if unknown:
             detail += "; unknown GPU names: " + ", ".join(
                 f"{name} ({n})" for name, n in sorted(unknown.items())
