@@ -137,9 +137,11 @@ def test_a_source_in_two_fact_files_is_refused(tmp_path):
     prices = tmp_path / "prices"
     (prices / "history").mkdir(parents=True)
     row = retail_row()
-    (prices / "retail_observations.csv").write_text(RETAIL_HEADER, encoding="utf-8")
+    # (A header-only file is refused: the page facts carry an amazon row of their own.)
+    page_row = retail_row(source="amazon", n=2)
+    (prices / "retail_observations.csv").write_text(RETAIL_HEADER + page_row, encoding="utf-8")
     (prices / "history" / "a.csv").write_text(RETAIL_HEADER + row, encoding="utf-8")
-    assert read_price_facts(prices, None).height == 1
+    assert read_price_facts(prices, None).height == 2
     (prices / "history" / "b.csv").write_text(RETAIL_HEADER + row, encoding="utf-8")
     with pytest.raises(BadInputError, match="also has rows in a.csv"):
         read_price_facts(prices, None)
