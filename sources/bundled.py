@@ -32,6 +32,12 @@ from sources.benchmarks.provenance import (
 from sources.cloud.records import MAX_USD_PER_GPU_HOUR
 from sources.fx import add_usd
 from sources.gpu_names import Catalog
+from sources.specs.plausibility import (
+    EARLIEST_RELEASE,
+    FIELD_BOUNDS,
+    check_sheet,
+    launch_price_problems,
+)
 from sources.tables import BadInputError, Column, https_url, read_table
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -123,7 +129,38 @@ def _gpu_column(gpu_ids: frozenset[str] | None, required: bool = True) -> Column
     return Column("gpu_id", required=required, choices=gpu_ids)
 
 
-def read_gpu_specs(path: str | Path) -> pl.DataFrame:
+def _spec_number(name: str, required: bool = False) -> Column:
+    low, high, unit = FIELD_BOUNDS[name]
+    kind = "int" if name == "devices" else "float"
+    return Column(name, kind, required=required, minimum=low, maximum=high, unit=unit)
+
+
+def spec_sheet_columns() -> list[Column]:
+    """The columns of `gpu_specs.csv`, each number bounded (sources/specs/plausibility.py)."""
+    return [
+        Column("gpu_id", check=_slug),
+        Column("name"),
+        Column("vendor", choices=frozenset({"nvidia", "amd", "intel", "apple"})),
+        Column("architecture"),
+        # `system`: a machine sold only whole (DGX Spark, Mac Studio, Ryzen AI Max PCs).
+        Column("form_factor", choices=frozenset({"pcie", "sxm", "oam", "superchip", "system"})),
+        _spec_number("memory_gb", required=True),
+        _spec_number("memory_bandwidth_gbs", required=True),
+        _spec_number("fp16_tensor_tflops"),
+        _spec_number("fp8_tensor_tflops"),
+        _spec_number("int8_tensor_tops"),
+        _spec_number("tdp_w"),
+        _spec_number("l2_cache_mb"),
+        # Not after the run date, not before the first GPU a DL stack runs on.
+        Column("release_date", "date", required=False, not_future=True, earliest=EARLIEST_RELEASE),
+        _spec_number("launch_price_usd"),
+        Column("source"),
+        Column("source_url", check=https_url),
+        _spec_number("devices", required=True),
+    ]
+
+
+def read_gpu_specs(path: str | Path, line_column: str | None = None) -> pl.DataFrame:
     """The curated spec sheet: one row per canonical GPU.
 
     Memory and bandwidth are required: every vendor publishes them. Tensor rates are empty
@@ -132,28 +169,17 @@ def read_gpu_specs(path: str | Path) -> pl.DataFrame:
     from a cited third-party source (see docs/data.md, "Specs"). `devices` is how many GPUs
     software sees on one board or module (2 for MI250/MI250X and K80, 4 for A16); memory,
     bandwidth and rates are per board.
+
+    Every figure is checked for plausibility (sources/specs/plausibility.py: bounds per
+    field, release date, ratios between a row's figures, its architecture's range);
+    `line_column` keeps each row's file line under that name.
+
+    Raises:
+        BadInputError: The first implausible figure, naming file, line and field.
     """
-    columns = [
-        Column("gpu_id", check=_slug),
-        Column("name"),
-        Column("vendor", choices=frozenset({"nvidia", "amd", "intel", "apple"})),
-        Column("architecture"),
-        # `system`: a machine sold only whole (DGX Spark, Mac Studio, Ryzen AI Max PCs).
-        Column("form_factor", choices=frozenset({"pcie", "sxm", "oam", "superchip", "system"})),
-        Column("memory_gb", "float", exclusive_minimum=0),
-        Column("memory_bandwidth_gbs", "float", exclusive_minimum=0),
-        Column("fp16_tensor_tflops", "float", required=False, exclusive_minimum=0),
-        Column("fp8_tensor_tflops", "float", required=False, exclusive_minimum=0),
-        Column("int8_tensor_tops", "float", required=False, exclusive_minimum=0),
-        Column("tdp_w", "float", required=False, exclusive_minimum=0),
-        Column("l2_cache_mb", "float", required=False, exclusive_minimum=0),
-        Column("release_date", "date", required=False),
-        Column("launch_price_usd", "float", required=False, exclusive_minimum=0),
-        Column("source"),
-        Column("source_url", check=https_url),
-        Column("devices", "int", minimum=1),
-    ]
-    return read_table(path, columns, unique=("gpu_id",))
+    frame = read_table(path, spec_sheet_columns(), unique=("gpu_id",), line_column=_LINE)
+    check_sheet(frame, path, _LINE)
+    return frame.rename({_LINE: line_column}) if line_column else frame.drop(_LINE)
 
 
 @functools.cache
@@ -420,6 +446,15 @@ def read_retail_observations(
         BadInputError: A bad cell, an unknown source, a future date, a repeated row, a
             currency without a rate or an implausible price (file, line and field named).
     """
+    frame, usd = _read_retail(path, gpu_ids, rates)
+    _check_launch_bands(frame, usd, path, launch_prices or {})
+    return frame.drop(_LINE)
+
+
+def _read_retail(
+    path: str | Path, gpu_ids: frozenset[str] | None, rates: pl.DataFrame | None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows with their line, the rows in USD): every check that needs no launch price."""
     columns = [
         Column("observed_at", "datetime", not_future=True),
         Column("source", choices=RETAIL_SOURCES),
@@ -440,9 +475,19 @@ def read_retail_observations(
     # Everything but the citation: the same observation cited twice is still one.
     key = tuple(c.name for c in columns if c.name != "citation")
     frame = read_table(path, columns, unique=key, line_column=_LINE)
-    _check_plausible(frame, path, "price", ("gpu_id", "currency"), launch_prices, "USD")
-    _check_price_band(_in_usd(frame, path, rates), path, launch_prices or {})
-    return frame.drop(_LINE)
+    usd = _in_usd(frame, path, rates)
+    _check_plausible(frame, path, "price", ("gpu_id", "currency"), None, None)
+    _check_price_band(usd, path, {})
+    return frame, usd
+
+
+def _check_launch_bands(
+    frame: pl.DataFrame, usd: pl.DataFrame, path: str | Path, launch_prices: Mapping[str, float]
+) -> None:
+    """The checks of each row against its GPU's launch price (none without launch prices)."""
+    if launch_prices:
+        _check_plausible(frame, path, "price", ("gpu_id", "currency"), launch_prices, "USD")
+        _check_price_band(usd, path, launch_prices)
 
 
 def _in_usd(frame: pl.DataFrame, path: str | Path, rates: pl.DataFrame | None) -> pl.DataFrame:
@@ -498,15 +543,20 @@ def read_price_facts(
     prices_dir: str | Path,
     gpu_ids: frozenset[str] | None,
     launch_prices: Mapping[str, float] | None = None,
+    spec_sheet: str | Path | None = None,
 ) -> pl.DataFrame:
     """Every bundled retail fact (read_retail_observations on each file, concatenated).
 
     The folder's `fx_rates.csv` (when present) is the rate table every non-USD row must
-    find a rate in, on or before its day; the plausibility band applies in USD.
+    find a rate in, on or before its day; the plausibility band applies in USD. Before any
+    row is compared with its GPU's launch price, each launch price is compared with the
+    median of its GPU's rows (plausibility.LAUNCH_TO_MARKET): a launch price typo is blamed on the
+    spec sheet (`spec_sheet`, default `../specs/gpu_specs.csv`), not on its GPU's rows.
 
     Raises:
-        BadInputError: A bad row in any file, or a source found in two files (its rows
-            would be loaded twice; each source has one file).
+        BadInputError: A bad row in any file, a source found in two files (its rows
+            would be loaded twice; each source has one file), or an implausible launch
+            price (naming the spec sheet's line).
     """
     frames, owner = [], {}
     fx_path = Path(prices_dir) / "fx_rates.csv"
@@ -514,17 +564,32 @@ def read_price_facts(
     for path in price_fact_files(prices_dir):
         if not path.exists():
             continue
-        frame = read_retail_observations(path, gpu_ids, launch_prices, rates)
+        frame, usd = _read_retail(path, gpu_ids, rates)
         for source in frame["source"].unique().sort():
             if source in owner:
                 raise BadInputError(
                     path, 0, "source", f"{source!r} also has rows in {owner[source].name}"
                 )
             owner[source] = path
-        frames.append(frame)
+        frames.append((path, frame, usd))
     if not frames:
         raise BadInputError(prices_dir, 0, "file", "no retail price facts")
-    return pl.concat(frames, how="vertical_relaxed")
+    if launch_prices:
+        every = pl.concat([usd.select("gpu_id", "price_usd") for _, _, usd in frames])
+        sheet = Path(spec_sheet or Path(prices_dir).parent / "specs" / SPEC_SHEET.name)
+        for gpu, reason in launch_price_problems(every, launch_prices)[:1]:
+            raise BadInputError(sheet, _sheet_line(sheet, gpu), "launch_price_usd", reason)
+        for path, frame, usd in frames:
+            _check_launch_bands(frame, usd, path, launch_prices)
+    return pl.concat([frame.drop(_LINE) for _, frame, _ in frames], how="vertical_relaxed")
+
+
+def _sheet_line(sheet: Path, gpu_id: str) -> int:
+    """The line of `gpu_id`'s row in a spec sheet (0 when the file or row is not there)."""
+    if not sheet.exists():
+        return 0
+    with sheet.open(encoding="utf-8-sig") as handle:
+        return next((n for n, text in enumerate(handle, 1) if text.startswith(f"{gpu_id},")), 0)
 
 
 def _check_plausible(
