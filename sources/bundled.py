@@ -119,6 +119,30 @@ def manifest_as_of(folder: str | Path) -> dt.date:
     return dt.date.fromisoformat(match.group(1))
 
 
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def read_archive_citations(path: str | Path) -> pl.DataFrame:
+    """The bundled archive's `CITATIONS.csv`: which public capture each archived page is.
+
+    Every blob named must be in the archive (`<day>/<sha256>.bin` next to the file).
+
+    Raises:
+        BadInputError: A bad cell, a repeated page, or a page with no blob.
+    """
+    path = Path(path)
+    columns = [
+        Column("sha256", check=lambda v: None if _SHA256.match(str(v)) else "not a sha256"),
+        Column("day", "date", not_future=True),
+        Column("citation"),
+    ]
+    frame = read_table(path, columns, unique=("sha256",), line_column="_line")
+    for sha, day, _, line in frame.iter_rows():
+        if not (path.parent / day.isoformat() / f"{sha}.bin").is_file():
+            raise BadInputError(path, line, "sha256", f"no archived page {day}/{sha}.bin")
+    return frame.drop("_line")
+
+
 def _slug(value: object) -> str | None:
     return None if GPU_ID.match(str(value)) else f"not a lowercase slug gpu_id: {value!r}"
 
@@ -626,7 +650,10 @@ def _check_plausible(
 
 
 def read_cloud_offers(
-    path: str | Path, gpu_ids: frozenset[str] | None, providers: Collection[str]
+    path: str | Path,
+    gpu_ids: frozenset[str] | None,
+    providers: Collection[str],
+    line_column: str | None = None,
 ) -> pl.DataFrame:
     """Cloud offers, one row per provider x instance type x region x price type.
 
@@ -635,6 +662,7 @@ def read_cloud_offers(
         gpu_ids: The catalog's ids (None: any lowercase slug).
         providers: The providers the pipeline reads (the registry's names, each with a
             bundled offers file; see sources/data/cloud/MANIFEST.md).
+        line_column: Keep each row's file line under this name (None: drop it).
     """
     columns = [
         Column("observed_at", "datetime", not_future=True),
@@ -656,7 +684,7 @@ def read_cloud_offers(
         reason = f"${row['usd_per_gpu_hour']:g} per GPU-hour is over ${MAX_USD_PER_GPU_HOUR:g}"
         raise BadInputError(path, row[_LINE], "usd_per_hour", reason)
     _check_plausible(frame, path, "usd_per_gpu_hour", ("gpu_id",), None, None)
-    return frame.drop(_LINE)
+    return frame.rename({_LINE: line_column}) if line_column else frame.drop(_LINE)
 
 
 def to_usd(observations: pl.DataFrame, rates: pl.DataFrame, path: str | Path) -> pl.DataFrame:

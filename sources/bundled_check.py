@@ -28,6 +28,7 @@ from sources.bundled import (
     PAGE_SOURCES,
     manifest_as_of,
     price_fact_files,
+    read_archive_citations,
     read_benchmark_figures,
     read_cloud_offers,
     read_eight_bit_ratios,
@@ -46,11 +47,10 @@ from sources.specs.names import read_source_names
 from sources.specs.plausibility import FIELD_BOUNDS
 from sources.specs.software_support import read_software_support
 from sources.specs.unified_memory import read_unified_memory
-from sources.tables import BadInputError, Column, read_table
+from sources.tables import BadInputError
 
 # Files under the data folder that are not data: documentation and the inbox's readme.
 _NOT_DATA = re.compile(r"(^|/)(MANIFEST|README)\.md$|\.gitkeep$|^benchmarks/batch_sweeps\.md$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
@@ -59,27 +59,6 @@ class Checked:
 
     path: str
     rows: int
-
-
-def read_archive_citations(path: str | Path) -> pl.DataFrame:
-    """The bundled archive's `CITATIONS.csv`: which public capture each archived page is.
-
-    Every blob named must be in the archive (`<day>/<sha256>.bin` next to the file).
-
-    Raises:
-        BadInputError: A bad cell, a repeated page, or a page with no blob.
-    """
-    path = Path(path)
-    columns = [
-        Column("sha256", check=lambda v: None if _SHA256.match(str(v)) else "not a sha256"),
-        Column("day", "date", not_future=True),
-        Column("citation"),
-    ]
-    frame = read_table(path, columns, unique=("sha256",), line_column="_line")
-    for sha, day, _, line in frame.iter_rows():
-        if not (path.parent / day.isoformat() / f"{sha}.bin").is_file():
-            raise BadInputError(path, line, "sha256", f"no archived page {day}/{sha}.bin")
-    return frame.drop("_line")
 
 
 def _specs(data: Path, out: list[Checked]) -> pl.DataFrame:
@@ -147,18 +126,14 @@ def check_cloud_file(path: Path, provider: str, memory_gb: dict[str, float]) -> 
         BadInputError: A bad row (file, line, field), a row of another provider, or a
             fact the parser reads differently.
     """
-    rows = read_cloud_offers(path, frozenset(memory_gb), PROVIDERS)
-    wrong = rows.with_row_index("i").filter(pl.col("provider") != provider)
+    rows = read_cloud_offers(path, frozenset(memory_gb), PROVIDERS, line_column="_line")
+    wrong = rows.filter(pl.col("provider") != provider)
     if wrong.height:
-        raise BadInputError(
-            path, 0, "provider", f"rows for {wrong['provider'][0]!r} in {provider}'s file"
-        )
+        reason = f"a {wrong['provider'][0]!r} row in {provider}'s file"
+        raise BadInputError(path, int(wrong["_line"][0]), "provider", reason)
     if provider in RENDERED:
-        try:
-            replay_bundled(provider, rows, memory_gb, path.name)
-        except ValueError as exc:
-            raise BadInputError(path, 0, "(replay)", str(exc)) from None
-    return rows
+        replay_bundled(provider, rows, memory_gb, path)
+    return rows.drop("_line")
 
 
 def _cloud(data: Path, sheet: pl.DataFrame, out: list[Checked]) -> None:
@@ -219,16 +194,26 @@ def validate_snapshot(data_dir: str | Path = DATA_DIR, today: dt.date | None = N
     data = Path(data_dir)
     today = today or dt.datetime.now(dt.UTC).date()
     out: list[Checked] = []
+    # Cheapest first: a bad small file is reported before the 36,000 price rows are read.
     sheet = _specs(data, out)
-    _prices(data, sheet, out)
-    _benchmarks(data, frozenset(sheet["gpu_id"]), out)
     _cloud(data, sheet, out)
     _archive(data, out)
+    _benchmarks(data, frozenset(sheet["gpu_id"]), out)
+    _prices(data, sheet, out)
     _manifests(data, today, out)
     missing = _uncovered(data, out)
     if missing:
         raise BadInputError(data / missing[0], 0, "(file)", "no validator reads this file")
     return out
+
+
+def bundled_problem(data_dir: str | Path = DATA_DIR) -> str | None:
+    """None when every bundled file is valid, else the first problem as one line."""
+    try:
+        validate_snapshot(data_dir)
+    except BadInputError as exc:
+        return f"bad bundled file: {exc}"
+    return None
 
 
 def spec_spreads(data_dir: str | Path = DATA_DIR) -> pl.DataFrame:
