@@ -14,6 +14,7 @@ bundled exchange rate (on or before its day) is refused, and a row repeated is a
 never a double weight. Every refusal names file, line and field.
 """
 
+import bisect
 import dataclasses
 import datetime as dt
 import functools
@@ -105,6 +106,10 @@ LAUNCH_FLOOR_SHARE = 0.05
 # far below $250,000. Other currencies are checked after conversion, in `to_usd`.
 USD_PRICE_BAND = (10.0, 250_000.0)
 _LINE = "_line"
+# No bundled offer rents a GPU for under 2 cents an hour: the cheapest is $0.0525 (vast.ai,
+# RTX 3060 12 GB, 2026). A price /1000 of a real one falls below (the ceiling is the live
+# parsers' MAX_USD_PER_GPU_HOUR).
+MIN_USD_PER_GPU_HOUR = 0.02
 
 
 _AS_OF = re.compile(r"^as_of:\s*(\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
@@ -601,11 +606,25 @@ def read_price_facts(
     if launch_prices:
         every = pl.concat([usd.select("gpu_id", "price_usd") for _, _, usd in frames])
         sheet = Path(spec_sheet or Path(prices_dir).parent / "specs" / SPEC_SHEET.name)
-        for gpu, reason in launch_price_problems(every, launch_prices)[:1]:
-            raise BadInputError(sheet, _sheet_line(sheet, gpu), "launch_price_usd", reason)
+        check_launch_prices(every, launch_prices, sheet)
         for path, frame, usd in frames:
             _check_launch_bands(frame, usd, path, launch_prices)
     return pl.concat([frame.drop(_LINE) for _, frame, _ in frames], how="vertical_relaxed")
+
+
+def check_launch_prices(
+    usd: pl.DataFrame, launch_prices: Mapping[str, float], sheet: str | Path
+) -> None:
+    """Each launch price against the median of its GPU's bundled prices, blamed on `sheet`.
+
+    `usd` has gpu_id and price_usd (every bundled retail row).
+
+    Raises:
+        BadInputError: The first GPU whose launch price is out of
+            plausibility.LAUNCH_TO_MARKET, naming the sheet's line and `launch_price_usd`.
+    """
+    for gpu, reason in launch_price_problems(usd, launch_prices)[:1]:
+        raise BadInputError(sheet, _sheet_line(Path(sheet), gpu), "launch_price_usd", reason)
 
 
 def _sheet_line(sheet: Path, gpu_id: str) -> int:
@@ -616,6 +635,21 @@ def _sheet_line(sheet: Path, gpu_id: str) -> int:
         return next((n for n, text in enumerate(handle, 1) if text.startswith(f"{gpu_id},")), 0)
 
 
+def _others_median(ordered: list[float], value: float) -> float | None:
+    """The median of `ordered` (sorted) without one occurrence of `value`; O(log n)."""
+    size = len(ordered) - 1
+    if size == 0:
+        return None
+    skip = bisect.bisect_left(ordered, value)
+
+    def at(i: int) -> float:
+        return ordered[i] if i < skip else ordered[i + 1]
+
+    if size % 2:
+        return at(size // 2)
+    return (at(size // 2 - 1) + at(size // 2)) / 2
+
+
 def _check_plausible(
     frame: pl.DataFrame,
     path: str | Path,
@@ -623,30 +657,68 @@ def _check_plausible(
     group: tuple[str, ...],
     launch_prices: Mapping[str, float] | None,
     launch_currency: str | None,
+    field: str | None = None,
 ) -> None:
-    """Refuse a value out of scale with its group's median or its GPU's launch price.
+    """Refuse a value out of scale with its group's other rows or its GPU's launch price.
+
+    Each row is compared with the median of the *other* rows of its group, so that in a
+    small group the bad row is the one named (with the whole group's median, one row x1000
+    among two makes the good one look 1/500 of the median). The error names `field`
+    (default `value`); in a group of up to four rows it cites the other rows' lines.
 
     Raises:
-        BadInputError: The first such row, naming its line and `value`.
+        BadInputError: The first such row, naming its line and `field`.
     """
     if frame.is_empty():
         return
-    medians = frame.group_by(group).agg(pl.col(value).median().alias("_median"))
-    checked = frame.join(medians, on=list(group), how="left")
-    for row in checked.iter_rows(named=True):
-        amount, median = row[value], row["_median"]
-        where = f"{row.get('gpu_id')}"
-        if amount > median * PLAUSIBLE_FACTOR:
-            reason = f"{amount:g} is over {PLAUSIBLE_FACTOR:g}x the median {median:g} of {where}"
-            raise BadInputError(path, row[_LINE], value, reason)
-        if amount < median / PLAUSIBLE_FACTOR**2:
-            reason = f"{amount:g} is under 1/{PLAUSIBLE_FACTOR**2:g} of the median {median:g}"
-            raise BadInputError(path, row[_LINE], value, f"{reason} of {where}")
-        launch = (launch_prices or {}).get(row.get("gpu_id") or "")
+    field = field or value
+    groups: dict[tuple, list[tuple[float, int]]] = {}
+    for row in frame.select(*group, value, _LINE).iter_rows():
+        groups.setdefault(row[:-2], []).append((row[-2], row[-1]))
+    found = []
+    for key, rows in groups.items():
+        ordered = sorted(amount for amount, _ in rows)
+        for amount, line in rows:
+            median = _others_median(ordered, amount)
+            problem = _out_of_scale(amount, median)
+            if problem:
+                others = [str(n) for _, n in rows if n != line]
+                cited = f" (line {', '.join(others)})" if len(others) <= 3 else ""
+                found.append((line, f"{problem}{cited} of {key[0]}"))
+    if found:
+        line, reason = min(found)
+        raise BadInputError(path, line, field, reason)
+    if launch_prices:
+        _check_over_launch(frame, path, value, launch_prices, launch_currency, field)
+
+
+def _out_of_scale(amount: float, median: float | None) -> str | None:
+    if median is None:
+        return None
+    if amount > median * PLAUSIBLE_FACTOR:
+        return f"{amount:g} is over {PLAUSIBLE_FACTOR:g}x the median {median:g} of the others"
+    if amount < median / PLAUSIBLE_FACTOR**2:
+        return (
+            f"{amount:g} is under 1/{PLAUSIBLE_FACTOR**2:g} of the median {median:g} of the others"
+        )
+    return None
+
+
+def _check_over_launch(
+    frame: pl.DataFrame,
+    path: str | Path,
+    value: str,
+    launch_prices: Mapping[str, float],
+    launch_currency: str | None,
+    field: str,
+) -> None:
+    for row in frame.iter_rows(named=True):
+        amount, where = row[value], f"{row.get('gpu_id')}"
+        launch = launch_prices.get(row.get("gpu_id") or "")
         same_currency = launch_currency is None or row.get("currency") == launch_currency
         if launch and same_currency and amount > launch * PLAUSIBLE_FACTOR:
             reason = f"{amount:g} is over {PLAUSIBLE_FACTOR:g}x the launch price {launch:g}"
-            raise BadInputError(path, row[_LINE], value, f"{reason} of {where}")
+            raise BadInputError(path, row[_LINE], field, f"{reason} of {where}")
 
 
 def read_cloud_offers(
@@ -678,12 +750,15 @@ def read_cloud_offers(
     key = ("observed_at", "provider", "instance_type", "region", "price_type")
     frame = read_table(path, columns, unique=key, line_column=_LINE)
     frame = frame.with_columns(usd_per_gpu_hour=pl.col("usd_per_hour") / pl.col("gpu_count"))
-    for row in frame.filter(pl.col("usd_per_gpu_hour") > MAX_USD_PER_GPU_HOUR).iter_rows(
-        named=True
-    ):
-        reason = f"${row['usd_per_gpu_hour']:g} per GPU-hour is over ${MAX_USD_PER_GPU_HOUR:g}"
+    per_gpu = pl.col("usd_per_gpu_hour")
+    outside = (per_gpu > MAX_USD_PER_GPU_HOUR) | (per_gpu < MIN_USD_PER_GPU_HOUR)
+    for row in frame.filter(outside).iter_rows(named=True):
+        reason = (
+            f"${row['usd_per_gpu_hour']:g} per GPU-hour is outside "
+            f"${MIN_USD_PER_GPU_HOUR:g}-${MAX_USD_PER_GPU_HOUR:g}"
+        )
         raise BadInputError(path, row[_LINE], "usd_per_hour", reason)
-    _check_plausible(frame, path, "usd_per_gpu_hour", ("gpu_id",), None, None)
+    _check_plausible(frame, path, "usd_per_gpu_hour", ("gpu_id",), None, None, "usd_per_hour")
     return frame.rename({_LINE: line_column}) if line_column else frame.drop(_LINE)
 
 

