@@ -32,9 +32,9 @@ from sources.bundled import (
     DATA_DIR,
     SPEC_SHEET,
     check_launch_prices,
+    price_fact_files,
     read_fx_rates,
     read_gpu_specs,
-    read_price_facts,
 )
 from sources.bundled_check import check_cloud_file, cloud_reference
 from sources.cloud.providers import PROVIDERS
@@ -45,7 +45,8 @@ from sources.specs.plausibility import FIELD_BOUNDS, check_other_sources
 from sources.tables import BadInputError
 
 SEED = int(os.environ.get("GPUVALUE_FUZZ_SEED", "20261123"))
-CASES_PER_KIND = 40
+# About 16 ms of CPU a spec case and 8 ms a cloud case: 10 + 8 kinds stay near 5 s.
+CASES_PER_KIND = int(os.environ.get("GPUVALUE_FUZZ_BUNDLED_CASES", "24"))
 SPEC_NUMBERS = tuple(FIELD_BOUNDS)
 # A neighbouring unit each field is mistyped in: (factor to apply, unit name).
 UNIT_SLIPS = {
@@ -234,8 +235,20 @@ def third_party() -> pl.DataFrame:
 
 @functools.cache
 def bundled_usd_prices() -> pl.DataFrame:
-    """Every bundled retail price in USD (gpu_id, price_usd), read once."""
-    facts = read_price_facts(DATA_DIR / "prices", None)
+    """Every bundled retail price in USD (gpu_id, price_usd), read once.
+
+    A plain read (the files are checked by test_bundled_cloud_files' snapshot test):
+    the strict reader would spend 2 s of CPU on the 36,000 rows for the same numbers.
+    """
+    files = price_fact_files(DATA_DIR / "prices")
+    facts = pl.concat(
+        [
+            pl.read_csv(path, comment_prefix="#", infer_schema=False).select(
+                "observed_at", "source", "gpu_id", "currency", pl.col("price").cast(pl.Float64)
+            )
+            for path in files
+        ]
+    ).with_columns(pl.col("observed_at").str.slice(0, 10).str.to_datetime("%Y-%m-%d"))
     rates = read_fx_rates(DATA_DIR / "prices" / "fx_rates.csv")
     return add_usd(facts, rates).select("gpu_id", "price_usd")
 
@@ -363,3 +376,24 @@ def test_cloud_typos_are_refused_naming_file_line_and_field(tmp_path):
     _assert_contract(CLOUD_KINDS, tallies)
     by_file = Counter(case.split(" case ")[0] for t in tallies.values() for case in t.accepted)
     print(f"  accepted by file: {dict(sorted(by_file.items()))}")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("memory_bandwidth_gbs", "448000", "above the maximum 30000 GB/s"),  # the attack
+        ("release_date", "2099-07-09", "in the future"),  # the attack
+        ("memory_bandwidth_gbs", "4480", "outside"),  # x10: ratios and family
+    ],
+)
+def test_the_attack_typos_on_the_rtx_2060_super_are_refused(tmp_path, field, value, reason):
+    lines, names, header = _rows(SPEC_SHEET.read_text(encoding="utf-8"))
+    index = next(i for i, line in enumerate(lines) if line.startswith("rtx-2060-super,"))
+    cells = next(csv.reader([lines[index]]))
+    cells[names.index(field)] = value
+    copy = tmp_path / SPEC_SHEET.name
+    copy.write_text(_with_cells(lines, index, cells), encoding="utf-8")
+    with pytest.raises(BadInputError, match=reason) as error:
+        check_spec_copy(copy)
+    assert (error.value.path, error.value.line) == (str(copy), index + 1)
+    assert field in error.value.column.split(",")
