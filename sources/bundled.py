@@ -753,10 +753,10 @@ def read_cloud_offers(
     per_gpu = pl.col("usd_per_gpu_hour")
     outside = (per_gpu > MAX_USD_PER_GPU_HOUR) | (per_gpu < MIN_USD_PER_GPU_HOUR)
     for row in frame.filter(outside).iter_rows(named=True):
-        reason = (
-            f"${row['usd_per_gpu_hour']:g} per GPU-hour is outside "
-            f"${MIN_USD_PER_GPU_HOUR:g}-${MAX_USD_PER_GPU_HOUR:g}"
-        )
+        amount = row["usd_per_gpu_hour"]
+        side = "over" if amount > MAX_USD_PER_GPU_HOUR else "under"
+        limit = MAX_USD_PER_GPU_HOUR if side == "over" else MIN_USD_PER_GPU_HOUR
+        reason = f"${amount:g} per GPU-hour is {side} ${limit:g}"
         raise BadInputError(path, row[_LINE], "usd_per_hour", reason)
     _check_plausible(frame, path, "usd_per_gpu_hour", ("gpu_id",), None, None, "usd_per_hour")
     return frame.rename({_LINE: line_column}) if line_column else frame.drop(_LINE)

@@ -192,7 +192,7 @@ def replay_bundled(
             source,
             line,
             "(replay)",
-            f"{Path(source).name}: the {provider} parser does not read the bundled facts as "
-            f"written (unknown GPU names {sorted(unknown)}; first differing row {detail})",
+            f"the {provider} parser does not read the bundled facts as written "
+            f"(unknown GPU names {sorted(unknown)}; first differing row {detail})",
         )
     return rows
