@@ -22,6 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from sources.archive import Archive, ArchiveError
+from sources.benchmarks.inbox import load_inbox
 from sources.benchmarks.serving import read_serving_benchmarks
 from sources.bundled import (
     DATA_DIR,
@@ -67,6 +68,11 @@ def _specs(data: Path, out: list[Checked]) -> pl.DataFrame:
     catalog = build_spec_catalog(specs)  # reads and checks the sheet and its companions
     sheet = catalog.merged.gpus
     out.append(Checked("specs/gpu_specs.csv", sheet.height))
+    epoch = catalog.inputs.filter(pl.col("source") == "epoch").row(0, named=True)
+    if epoch["status"] != "absent":
+        # A user's optional third-party file: read by the spec build (a rejected one is
+        # reported in spec_inputs, never fatal: the other sources make the catalog).
+        out.append(Checked("specs/epoch_ml_hardware.csv", epoch["records"]))
     companions = {
         "gpu_spec_citations.csv": lambda path: read_spec_citations(path, sheet),
         "spec_source_names.csv": lambda path: read_source_names(path, frozenset(sheet["gpu_id"])),
@@ -109,6 +115,12 @@ def _benchmarks(data: Path, ids: frozenset[str], out: list[Checked]) -> None:
     known = frozenset(models["model_id"])
     serving = read_serving_benchmarks(bench / "llm" / "serving.csv", ids, known)
     out.append(Checked("benchmarks/llm/serving.csv", serving.height))
+    # A user's public-format drops (MLPerf, NVIDIA DLE, Lambda CSV), read as the asset does.
+    inbox, report = load_inbox(bench / "inbox", ids)
+    for ignored in report.ignored:
+        name, why = ignored.split(": ", 1)
+        raise BadInputError(bench / "inbox" / name, 0, "(file)", why)
+    out.append(Checked("benchmarks/inbox/ (every file the inbox reads)", inbox.height))
     pairs = read_independent_ratios(bench / "independent" / "independent_ratios.csv", ids)
     out.append(Checked("benchmarks/independent/independent_ratios.csv", pairs.height))
     out.append(Checked("llm/models.csv", models.height))
@@ -208,15 +220,16 @@ def _manifests(data: Path, today: dt.date, out: list[Checked]) -> None:
 
 
 def _uncovered(data: Path, checked: list[Checked]) -> list[str]:
-    """Files under `data` that no validator read (a new file needs one)."""
-    covered = [c.path for c in checked]
+    """Files under `data` that no validator read (a new file needs one).
+
+    A checked group ("archive/2025-06-02/ (index.jsonl, *.bin)") covers its folder.
+    """
+    covered = {c.path for c in checked}
+    folders = tuple(c.path.split(" (")[0] for c in checked if " (" in c.path)
     missing = []
     for path in sorted(p for p in data.rglob("*") if p.is_file()):
         name = path.relative_to(data).as_posix()
-        if _NOT_DATA.search(name) or name.endswith(".bin"):
-            continue
-        folder = name.rsplit("/", 1)[0] + "/"
-        if name in covered or any(c.startswith(folder) and "(" in c for c in covered):
+        if _NOT_DATA.search(name) or name in covered or name.startswith(folders):
             continue
         missing.append(name)
     return missing

@@ -16,7 +16,7 @@ import pytest
 
 from pipeline import run
 from sources.bundled import DATA_DIR, read_gpu_specs
-from sources.bundled_check import bundled_problem, check_cloud_file
+from sources.bundled_check import bundled_problem, check_cloud_file, validate_snapshot
 from sources.tables import BadInputError
 
 PROVIDER = "lambda"  # rendered as a SkyPilot vms.csv and read by that parser
@@ -256,9 +256,18 @@ def test_a_broken_cloud_file_stops_the_bundled_run_before_it_starts(tmp_path, mo
 
 
 @pytest.mark.slow(seconds=6)
-def test_the_bundled_snapshot_is_valid():
-    # No false positive: every real bundled file passes every check (about 2.5 s of CPU).
-    assert bundled_problem() is None
+def test_the_bundled_snapshot_is_valid_and_a_file_without_a_validator_is_not(tmp_path):
+    # The real snapshot (linked) plus one data file no validator reads. The coverage check
+    # comes last, so reaching it means every real file passed every check (no false
+    # positive; about 2.5 s of CPU).
+    data = tmp_path / "data"
+    data.mkdir()
+    for folder in DATA_DIR.iterdir():
+        (data / folder.name).symlink_to(folder)
+    (data / "notes.csv").write_text("gpu_id,comment\nrtx-4090,fast\n", encoding="utf-8")
+    with pytest.raises(BadInputError, match="no validator reads this file") as error:
+        validate_snapshot(data)
+    assert error.value.path == str(data / "notes.csv")
 
 
 def test_the_rows_match_the_frame_reader():
