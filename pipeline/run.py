@@ -25,6 +25,7 @@ from reports.dataset import prepare_dataset
 from reports.report import HEADLINE_WAYS, headline
 from reports.site import newest_version_of
 from sources.bundled import read_retail_observations
+from sources.bundled_check import bundled_problem
 from warehouse.export import open_published
 
 RANGE_START = "dagster/asset_partition_range_start"
@@ -293,6 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     settings = GpuvalueSettings(live=args.live, archive_dir=args.archive_dir)
+    if not args.live and (problem := bundled_problem(settings.data_path())):
+        # A bad bundled file (a cloud file included) stops the run before anything runs.
+        print(f"gpuvalue: {problem}; nothing was run, the previous site and published "
+              "warehouse are unchanged.", file=sys.stderr)  # fmt: skip
+        return 1
     if args.live:
         today = dt.datetime.now(dt.UTC).date().isoformat()
         first, last = today, today

@@ -14,6 +14,7 @@ bundled exchange rate (on or before its day) is refused, and a row repeated is a
 never a double weight. Every refusal names file, line and field.
 """
 
+import bisect
 import dataclasses
 import datetime as dt
 import functools
@@ -32,6 +33,12 @@ from sources.benchmarks.provenance import (
 from sources.cloud.records import MAX_USD_PER_GPU_HOUR
 from sources.fx import add_usd
 from sources.gpu_names import Catalog
+from sources.specs.plausibility import (
+    EARLIEST_RELEASE,
+    FIELD_BOUNDS,
+    check_sheet,
+    launch_price_problems,
+)
 from sources.tables import BadInputError, Column, https_url, read_table
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -99,6 +106,10 @@ LAUNCH_FLOOR_SHARE = 0.05
 # far below $250,000. Other currencies are checked after conversion, in `to_usd`.
 USD_PRICE_BAND = (10.0, 250_000.0)
 _LINE = "_line"
+# No bundled offer rents a GPU for under 2 cents an hour: the cheapest is $0.0525 (vast.ai,
+# RTX 3060 12 GB, 2026). A price /1000 of a real one falls below (the ceiling is the live
+# parsers' MAX_USD_PER_GPU_HOUR).
+MIN_USD_PER_GPU_HOUR = 0.02
 
 
 _AS_OF = re.compile(r"^as_of:\s*(\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
@@ -113,6 +124,30 @@ def manifest_as_of(folder: str | Path) -> dt.date:
     return dt.date.fromisoformat(match.group(1))
 
 
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def read_archive_citations(path: str | Path) -> pl.DataFrame:
+    """The bundled archive's `CITATIONS.csv`: which public capture each archived page is.
+
+    Every blob named must be in the archive (`<day>/<sha256>.bin` next to the file).
+
+    Raises:
+        BadInputError: A bad cell, a repeated page, or a page with no blob.
+    """
+    path = Path(path)
+    columns = [
+        Column("sha256", check=lambda v: None if _SHA256.match(str(v)) else "not a sha256"),
+        Column("day", "date", not_future=True),
+        Column("citation"),
+    ]
+    frame = read_table(path, columns, unique=("sha256",), line_column="_line")
+    for sha, day, _, line in frame.iter_rows():
+        if not (path.parent / day.isoformat() / f"{sha}.bin").is_file():
+            raise BadInputError(path, line, "sha256", f"no archived page {day}/{sha}.bin")
+    return frame.drop("_line")
+
+
 def _slug(value: object) -> str | None:
     return None if GPU_ID.match(str(value)) else f"not a lowercase slug gpu_id: {value!r}"
 
@@ -123,7 +158,38 @@ def _gpu_column(gpu_ids: frozenset[str] | None, required: bool = True) -> Column
     return Column("gpu_id", required=required, choices=gpu_ids)
 
 
-def read_gpu_specs(path: str | Path) -> pl.DataFrame:
+def _spec_number(name: str, required: bool = False) -> Column:
+    low, high, unit = FIELD_BOUNDS[name]
+    kind = "int" if name == "devices" else "float"
+    return Column(name, kind, required=required, minimum=low, maximum=high, unit=unit)
+
+
+def spec_sheet_columns() -> list[Column]:
+    """The columns of `gpu_specs.csv`, each number bounded (sources/specs/plausibility.py)."""
+    return [
+        Column("gpu_id", check=_slug),
+        Column("name"),
+        Column("vendor", choices=frozenset({"nvidia", "amd", "intel", "apple"})),
+        Column("architecture"),
+        # `system`: a machine sold only whole (DGX Spark, Mac Studio, Ryzen AI Max PCs).
+        Column("form_factor", choices=frozenset({"pcie", "sxm", "oam", "superchip", "system"})),
+        _spec_number("memory_gb", required=True),
+        _spec_number("memory_bandwidth_gbs", required=True),
+        _spec_number("fp16_tensor_tflops"),
+        _spec_number("fp8_tensor_tflops"),
+        _spec_number("int8_tensor_tops"),
+        _spec_number("tdp_w"),
+        _spec_number("l2_cache_mb"),
+        # Not after the run date, not before the first GPU a DL stack runs on.
+        Column("release_date", "date", required=False, not_future=True, earliest=EARLIEST_RELEASE),
+        _spec_number("launch_price_usd"),
+        Column("source"),
+        Column("source_url", check=https_url),
+        _spec_number("devices", required=True),
+    ]
+
+
+def read_gpu_specs(path: str | Path, line_column: str | None = None) -> pl.DataFrame:
     """The curated spec sheet: one row per canonical GPU.
 
     Memory and bandwidth are required: every vendor publishes them. Tensor rates are empty
@@ -132,28 +198,17 @@ def read_gpu_specs(path: str | Path) -> pl.DataFrame:
     from a cited third-party source (see docs/data.md, "Specs"). `devices` is how many GPUs
     software sees on one board or module (2 for MI250/MI250X and K80, 4 for A16); memory,
     bandwidth and rates are per board.
+
+    Every figure is checked for plausibility (sources/specs/plausibility.py: bounds per
+    field, release date, ratios between a row's figures, its architecture's range);
+    `line_column` keeps each row's file line under that name.
+
+    Raises:
+        BadInputError: The first implausible figure, naming file, line and field.
     """
-    columns = [
-        Column("gpu_id", check=_slug),
-        Column("name"),
-        Column("vendor", choices=frozenset({"nvidia", "amd", "intel", "apple"})),
-        Column("architecture"),
-        # `system`: a machine sold only whole (DGX Spark, Mac Studio, Ryzen AI Max PCs).
-        Column("form_factor", choices=frozenset({"pcie", "sxm", "oam", "superchip", "system"})),
-        Column("memory_gb", "float", exclusive_minimum=0),
-        Column("memory_bandwidth_gbs", "float", exclusive_minimum=0),
-        Column("fp16_tensor_tflops", "float", required=False, exclusive_minimum=0),
-        Column("fp8_tensor_tflops", "float", required=False, exclusive_minimum=0),
-        Column("int8_tensor_tops", "float", required=False, exclusive_minimum=0),
-        Column("tdp_w", "float", required=False, exclusive_minimum=0),
-        Column("l2_cache_mb", "float", required=False, exclusive_minimum=0),
-        Column("release_date", "date", required=False),
-        Column("launch_price_usd", "float", required=False, exclusive_minimum=0),
-        Column("source"),
-        Column("source_url", check=https_url),
-        Column("devices", "int", minimum=1),
-    ]
-    return read_table(path, columns, unique=("gpu_id",))
+    frame = read_table(path, spec_sheet_columns(), unique=("gpu_id",), line_column=_LINE)
+    check_sheet(frame, path, _LINE)
+    return frame.rename({_LINE: line_column}) if line_column else frame.drop(_LINE)
 
 
 @functools.cache
@@ -420,6 +475,15 @@ def read_retail_observations(
         BadInputError: A bad cell, an unknown source, a future date, a repeated row, a
             currency without a rate or an implausible price (file, line and field named).
     """
+    frame, usd = _read_retail(path, gpu_ids, rates)
+    _check_launch_bands(frame, usd, path, launch_prices or {})
+    return frame.drop(_LINE)
+
+
+def _read_retail(
+    path: str | Path, gpu_ids: frozenset[str] | None, rates: pl.DataFrame | None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows with their line, the rows in USD): every check that needs no launch price."""
     columns = [
         Column("observed_at", "datetime", not_future=True),
         Column("source", choices=RETAIL_SOURCES),
@@ -440,9 +504,19 @@ def read_retail_observations(
     # Everything but the citation: the same observation cited twice is still one.
     key = tuple(c.name for c in columns if c.name != "citation")
     frame = read_table(path, columns, unique=key, line_column=_LINE)
-    _check_plausible(frame, path, "price", ("gpu_id", "currency"), launch_prices, "USD")
-    _check_price_band(_in_usd(frame, path, rates), path, launch_prices or {})
-    return frame.drop(_LINE)
+    usd = _in_usd(frame, path, rates)
+    _check_plausible(frame, path, "price", ("gpu_id", "currency"), None, None)
+    _check_price_band(usd, path, {})
+    return frame, usd
+
+
+def _check_launch_bands(
+    frame: pl.DataFrame, usd: pl.DataFrame, path: str | Path, launch_prices: Mapping[str, float]
+) -> None:
+    """The checks of each row against its GPU's launch price (none without launch prices)."""
+    if launch_prices:
+        _check_plausible(frame, path, "price", ("gpu_id", "currency"), launch_prices, "USD")
+        _check_price_band(usd, path, launch_prices)
 
 
 def _in_usd(frame: pl.DataFrame, path: str | Path, rates: pl.DataFrame | None) -> pl.DataFrame:
@@ -498,15 +572,20 @@ def read_price_facts(
     prices_dir: str | Path,
     gpu_ids: frozenset[str] | None,
     launch_prices: Mapping[str, float] | None = None,
+    spec_sheet: str | Path | None = None,
 ) -> pl.DataFrame:
     """Every bundled retail fact (read_retail_observations on each file, concatenated).
 
     The folder's `fx_rates.csv` (when present) is the rate table every non-USD row must
-    find a rate in, on or before its day; the plausibility band applies in USD.
+    find a rate in, on or before its day; the plausibility band applies in USD. Before any
+    row is compared with its GPU's launch price, each launch price is compared with the
+    median of its GPU's rows (plausibility.LAUNCH_TO_MARKET): a launch price typo is blamed on the
+    spec sheet (`spec_sheet`, default `../specs/gpu_specs.csv`), not on its GPU's rows.
 
     Raises:
-        BadInputError: A bad row in any file, or a source found in two files (its rows
-            would be loaded twice; each source has one file).
+        BadInputError: A bad row in any file, a source found in two files (its rows
+            would be loaded twice; each source has one file), or an implausible launch
+            price (naming the spec sheet's line).
     """
     frames, owner = [], {}
     fx_path = Path(prices_dir) / "fx_rates.csv"
@@ -514,17 +593,61 @@ def read_price_facts(
     for path in price_fact_files(prices_dir):
         if not path.exists():
             continue
-        frame = read_retail_observations(path, gpu_ids, launch_prices, rates)
+        frame, usd = _read_retail(path, gpu_ids, rates)
         for source in frame["source"].unique().sort():
             if source in owner:
                 raise BadInputError(
                     path, 0, "source", f"{source!r} also has rows in {owner[source].name}"
                 )
             owner[source] = path
-        frames.append(frame)
+        frames.append((path, frame, usd))
     if not frames:
         raise BadInputError(prices_dir, 0, "file", "no retail price facts")
-    return pl.concat(frames, how="vertical_relaxed")
+    if launch_prices:
+        every = pl.concat([usd.select("gpu_id", "price_usd") for _, _, usd in frames])
+        sheet = Path(spec_sheet or Path(prices_dir).parent / "specs" / SPEC_SHEET.name)
+        check_launch_prices(every, launch_prices, sheet)
+        for path, frame, usd in frames:
+            _check_launch_bands(frame, usd, path, launch_prices)
+    return pl.concat([frame.drop(_LINE) for _, frame, _ in frames], how="vertical_relaxed")
+
+
+def check_launch_prices(
+    usd: pl.DataFrame, launch_prices: Mapping[str, float], sheet: str | Path
+) -> None:
+    """Each launch price against the median of its GPU's bundled prices, blamed on `sheet`.
+
+    `usd` has gpu_id and price_usd (every bundled retail row).
+
+    Raises:
+        BadInputError: The first GPU whose launch price is out of
+            plausibility.LAUNCH_TO_MARKET, naming the sheet's line and `launch_price_usd`.
+    """
+    for gpu, reason in launch_price_problems(usd, launch_prices)[:1]:
+        raise BadInputError(sheet, _sheet_line(Path(sheet), gpu), "launch_price_usd", reason)
+
+
+def _sheet_line(sheet: Path, gpu_id: str) -> int:
+    """The line of `gpu_id`'s row in a spec sheet (0 when the file or row is not there)."""
+    if not sheet.exists():
+        return 0
+    with sheet.open(encoding="utf-8-sig") as handle:
+        return next((n for n, text in enumerate(handle, 1) if text.startswith(f"{gpu_id},")), 0)
+
+
+def _others_median(ordered: list[float], value: float) -> float | None:
+    """The median of `ordered` (sorted) without one occurrence of `value`; O(log n)."""
+    size = len(ordered) - 1
+    if size == 0:
+        return None
+    skip = bisect.bisect_left(ordered, value)
+
+    def at(i: int) -> float:
+        return ordered[i] if i < skip else ordered[i + 1]
+
+    if size % 2:
+        return at(size // 2)
+    return (at(size // 2 - 1) + at(size // 2)) / 2
 
 
 def _check_plausible(
@@ -534,34 +657,75 @@ def _check_plausible(
     group: tuple[str, ...],
     launch_prices: Mapping[str, float] | None,
     launch_currency: str | None,
+    field: str | None = None,
 ) -> None:
-    """Refuse a value out of scale with its group's median or its GPU's launch price.
+    """Refuse a value out of scale with its group's other rows or its GPU's launch price.
+
+    Each row is compared with the median of the *other* rows of its group, so that in a
+    small group the bad row is the one named (with the whole group's median, one row x1000
+    among two makes the good one look 1/500 of the median). The error names `field`
+    (default `value`); in a group of up to four rows it cites the other rows' lines.
 
     Raises:
-        BadInputError: The first such row, naming its line and `value`.
+        BadInputError: The first such row, naming its line and `field`.
     """
     if frame.is_empty():
         return
-    medians = frame.group_by(group).agg(pl.col(value).median().alias("_median"))
-    checked = frame.join(medians, on=list(group), how="left")
-    for row in checked.iter_rows(named=True):
-        amount, median = row[value], row["_median"]
-        where = f"{row.get('gpu_id')}"
-        if amount > median * PLAUSIBLE_FACTOR:
-            reason = f"{amount:g} is over {PLAUSIBLE_FACTOR:g}x the median {median:g} of {where}"
-            raise BadInputError(path, row[_LINE], value, reason)
-        if amount < median / PLAUSIBLE_FACTOR**2:
-            reason = f"{amount:g} is under 1/{PLAUSIBLE_FACTOR**2:g} of the median {median:g}"
-            raise BadInputError(path, row[_LINE], value, f"{reason} of {where}")
-        launch = (launch_prices or {}).get(row.get("gpu_id") or "")
+    field = field or value
+    groups: dict[tuple, list[tuple[float, int]]] = {}
+    for row in frame.select(*group, value, _LINE).iter_rows():
+        groups.setdefault(row[:-2], []).append((row[-2], row[-1]))
+    found = []
+    for key, rows in groups.items():
+        ordered = sorted(amount for amount, _ in rows)
+        for amount, line in rows:
+            median = _others_median(ordered, amount)
+            problem = _out_of_scale(amount, median)
+            if problem:
+                others = [str(n) for _, n in rows if n != line]
+                cited = f" (line {', '.join(others)})" if len(others) <= 3 else ""
+                found.append((line, f"{problem}{cited} of {key[0]}"))
+    if found:
+        line, reason = min(found)
+        raise BadInputError(path, line, field, reason)
+    if launch_prices:
+        _check_over_launch(frame, path, value, launch_prices, launch_currency, field)
+
+
+def _out_of_scale(amount: float, median: float | None) -> str | None:
+    if median is None:
+        return None
+    if amount > median * PLAUSIBLE_FACTOR:
+        return f"{amount:g} is over {PLAUSIBLE_FACTOR:g}x the median {median:g} of the others"
+    if amount < median / PLAUSIBLE_FACTOR**2:
+        return (
+            f"{amount:g} is under 1/{PLAUSIBLE_FACTOR**2:g} of the median {median:g} of the others"
+        )
+    return None
+
+
+def _check_over_launch(
+    frame: pl.DataFrame,
+    path: str | Path,
+    value: str,
+    launch_prices: Mapping[str, float],
+    launch_currency: str | None,
+    field: str,
+) -> None:
+    for row in frame.iter_rows(named=True):
+        amount, where = row[value], f"{row.get('gpu_id')}"
+        launch = launch_prices.get(row.get("gpu_id") or "")
         same_currency = launch_currency is None or row.get("currency") == launch_currency
         if launch and same_currency and amount > launch * PLAUSIBLE_FACTOR:
             reason = f"{amount:g} is over {PLAUSIBLE_FACTOR:g}x the launch price {launch:g}"
-            raise BadInputError(path, row[_LINE], value, f"{reason} of {where}")
+            raise BadInputError(path, row[_LINE], field, f"{reason} of {where}")
 
 
 def read_cloud_offers(
-    path: str | Path, gpu_ids: frozenset[str] | None, providers: Collection[str]
+    path: str | Path,
+    gpu_ids: frozenset[str] | None,
+    providers: Collection[str],
+    line_column: str | None = None,
 ) -> pl.DataFrame:
     """Cloud offers, one row per provider x instance type x region x price type.
 
@@ -570,6 +734,7 @@ def read_cloud_offers(
         gpu_ids: The catalog's ids (None: any lowercase slug).
         providers: The providers the pipeline reads (the registry's names, each with a
             bundled offers file; see sources/data/cloud/MANIFEST.md).
+        line_column: Keep each row's file line under this name (None: drop it).
     """
     columns = [
         Column("observed_at", "datetime", not_future=True),
@@ -585,13 +750,16 @@ def read_cloud_offers(
     key = ("observed_at", "provider", "instance_type", "region", "price_type")
     frame = read_table(path, columns, unique=key, line_column=_LINE)
     frame = frame.with_columns(usd_per_gpu_hour=pl.col("usd_per_hour") / pl.col("gpu_count"))
-    for row in frame.filter(pl.col("usd_per_gpu_hour") > MAX_USD_PER_GPU_HOUR).iter_rows(
-        named=True
-    ):
-        reason = f"${row['usd_per_gpu_hour']:g} per GPU-hour is over ${MAX_USD_PER_GPU_HOUR:g}"
+    per_gpu = pl.col("usd_per_gpu_hour")
+    outside = (per_gpu > MAX_USD_PER_GPU_HOUR) | (per_gpu < MIN_USD_PER_GPU_HOUR)
+    for row in frame.filter(outside).iter_rows(named=True):
+        amount = row["usd_per_gpu_hour"]
+        side = "over" if amount > MAX_USD_PER_GPU_HOUR else "under"
+        limit = MAX_USD_PER_GPU_HOUR if side == "over" else MIN_USD_PER_GPU_HOUR
+        reason = f"${amount:g} per GPU-hour is {side} ${limit:g}"
         raise BadInputError(path, row[_LINE], "usd_per_hour", reason)
-    _check_plausible(frame, path, "usd_per_gpu_hour", ("gpu_id",), None, None)
-    return frame.drop(_LINE)
+    _check_plausible(frame, path, "usd_per_gpu_hour", ("gpu_id",), None, None, "usd_per_hour")
+    return frame.rename({_LINE: line_column}) if line_column else frame.drop(_LINE)
 
 
 def to_usd(observations: pl.DataFrame, rates: pl.DataFrame, path: str | Path) -> pl.DataFrame:

