@@ -81,7 +81,7 @@ def test_bare_dollar_is_the_marketplace_dollar():
         ("-$129.99", "negative"),
         ("$-129.99", "negative"),
         ("$1,2,3", "grouping"),
-        ("$1e5", "numbers in one price"),
+        ("$1e5", "junk at the edge of the number"),
         ("$" + "9" * 400, "long number"),
         ("$" + "9" * 29 + ".99", "long number"),
         ("$5.00 - €10.00", "two currencies"),
@@ -106,6 +106,10 @@ def test_zero_is_no_price():
 
 def test_prices_are_finite_and_the_texts_own_digits():
     assert parse_price("$" + "9" * 10) == Price(9999999999.0, None, "USD")
-    assert parse_price("1.499,", "EUR") == Price(1499.0, None, "EUR")
+    # A number that ends in its decimal mark has lost its decimals (issue 26: "EUR 3,").
+    assert price_or_reason("1.499,", "EUR") == (
+        None,
+        "unreadable price: number ends with a separator: '1.499,'",
+    )
     with pytest.raises(Unreadable):
         read_price("$" + "9" * 11)
