@@ -30,7 +30,9 @@ MAX_AFTER_END = 8192
 # lxml refuses NUL and most C0 control characters; a damaged or binary capture has them.
 # They become U+FFFD, not nothing: a control byte where a digit was ("$\x1f8.27" for
 # "$18.27") must leave a mark the price reader refuses, not a shorter number.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# C1 controls and the Unicode line separators go the same way: str.split(), which collapses
+# an element's text, would take them for spaces.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _codec(name: str | None) -> str | None:

@@ -167,7 +167,9 @@ class _Token:
 
 def _clean(text: str) -> str:
     # NFKC folds full-width digits and no-break/thin spaces into plain ones.
-    return unicodedata.normalize("NFKC", text).replace("\u202f", " ").strip()
+    # Only real spaces are stripped: str.strip() would also drop \x1c-\x1f, \x85 and \u2028,
+    # so a damaged byte in place of a last digit ("$749" -> "$74\x1f") would vanish.
+    return unicodedata.normalize("NFKC", text).replace("\u202f", " ").strip(" \t\n\r")
 
 
 def _foreign_digits(text: str) -> bool:
@@ -368,17 +370,22 @@ def _refuse_junk(text: str, tokens: list[_Token]) -> None:
             that starts or ends with its separator ("$.99", "EUR 3,"), or other text.
     """
     for i, token in enumerate(tokens):
-        if token.kind != "other":
-            continue
         before = tokens[i - 1].kind if i > 0 else None
         after = tokens[i + 1].kind if i + 1 < len(tokens) else None
+        if token.kind == "range" and not before == after == "space":
+            # Real ranges space their mark ("$66.01 - $208.00", "3,858 円 ～ 13,507 円"); a
+            # glued one is a damaged byte as often as a range ("₩95" -> "₩9~5").
+            raise Unreadable(f"a range mark glued to the price: {text!r:.40}")
+        if token.kind != "other":
+            continue
         if token.text in ".,'" and after == "number":
             raise Unreadable(f"number starts with a separator: {text!r:.40}")
         if token.text in ".,'" and before == "number":
             raise Unreadable(f"number ends with a separator: {text!r:.40}")
         if "number" in (before, after):
             raise Unreadable(f"junk at the edge of the number: {text!r:.40}")
-    junk = " ".join("".join(t.text if t.kind == "other" else " " for t in tokens).split())
+    # Not str.split(): it takes \x85, \x1c-\x1f and \u2028 for spaces and would drop them.
+    junk = "".join(t.text if t.kind == "other" else " " for t in tokens).strip(" ")
     if junk:
         raise Unreadable(f"unexpected text {junk!r:.30} in a price")
 
@@ -393,6 +400,8 @@ def _side_currency(side: list[_Token], text: str) -> str | None:
 def _amount(number: str, currency: str | None) -> float:
     """The value of one number token: no decimals, or exactly two (one means a lost digit)."""
     integer, fraction = _split_number(number, currency)
+    if re.match(r"0[0-9]", number, re.ASCII):
+        raise Unreadable(f"a number with a leading zero: {number!r:.40}")  # "€\x1f 010,97"
     if len(fraction) == 1:
         raise Unreadable(f"one decimal digit: {number!r:.40}")
     value = float(f"{integer or '0'}.{fraction or '0'}")
