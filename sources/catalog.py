@@ -35,12 +35,12 @@ from sources.gpu_names import (
     read_models,
 )
 from sources.title_faults import (
-    BOX_BEFORE,
     BROKEN,
     BROKEN_CJK,
     MULTI_CARD,
     MULTI_CARD_CJK,
     SAME_MODEL_TWICE,
+    box_damage,
 )
 
 __all__ = ["Catalog", "Match", "match_title", "normalize", "normalize_condition"]
@@ -366,7 +366,7 @@ def _for_parts(text: str) -> str | None:
         for found in pattern.finditer(text):
             if _negated(_preceding_words(text, found.start())):
                 continue  # "no artifacts", "never water damaged", "kein Defekt"
-            if pattern is BROKEN and BOX_BEFORE.search(text[: found.start()]):
+            if pattern is BROKEN and box_damage(text, found.start(), found[0]):
                 continue  # "boîte endommagée": the box is damaged, not the card
             return found[0]
     return None
@@ -412,7 +412,10 @@ def _lot(text: str) -> str | None:
     if found := SAME_MODEL_TWICE.search(text):
         return f"{found[1]} twice"
     for found in _LOT_SUFFIX.finditer(text):
-        lanes = " " not in found[0] and _LANES.search(text[: found.start()])  # "pcie 4.0 x8"
+        # "pcie 4.0 x8" is a link width; a GPU's link is x4, x8 or x16, never x2 or x3.
+        lanes = (
+            found[0][-1] in "48" and " " not in found[0] and _LANES.search(text[: found.start()])
+        )
         # "RTX 3090 x2 ...", a trailing "... 24GB x2"; not a board name ("8G X2 White").
         before = text[: found.start()].split()[-1:]
         after_model = bool(before) and re.fullmatch(r"\d{3,5}", before[0]) is not None

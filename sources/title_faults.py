@@ -37,6 +37,9 @@ MULTI_CARD = _words(
     rf"^{_SPELLED}(?=\s+(?:x\s+)?(?:nvidia|geforce|rtx|gtx|tesla|quadro|radeon|amd|rx))",
     r"(?:[2-9]|two|three|four|twin|double)[\s-]?packs?",
     r"packs?\s+(?:of|de|da|aus|von)\s+(?:[2-9]|two|three|deux|dos|due)",
+    r"\(\s*(?:[x×]\s?[2-9]|[2-9]\s?[x×])\s*\)",  # "RTX 3070 (x2)"
+    r"^[x×]\s?[2-9](?=\s)",  # "x2 ASUS TUF RTX 4070"
+    r"precio\s+(?:por|para)\s+(?:las|los|ambas|[2-9])",
     r"doppelpack",
     r"[2-9]er[\s-]?(?:pack|set)",
     r"(?:set|juego|kit|confezione)\s+(?:aus|de|da|of)\s+[2-9]",
@@ -136,6 +139,24 @@ BOX_BEFORE = re.compile(
     r"(?:box|boxes|packaging|karton|ovp|verpackung|bo[iî]te|emballage|caja|embalaje|scatola"
     r"|imballo|confezione)\s*$"
 )
+# Damage words that a box can have too; a phrase naming the board ("PCB damaged") is the card's.
+_DAMAGE = re.compile(r"damage|besch[äa]dig|endommag|cass|da[ñn]ad|danneg|rott?a|crack|broken")
+# ...and water damage is the card's whatever comes before it.
+_BOARD = re.compile(
+    r"pcb|card|gpu|core|die|carte|tarjeta|scheda|platine|karte|chip|puce|water|liquid|wasser"
+    r"|eaux|agua|acqua"
+)
+
+
+def box_damage(text: str, phrase_start: int, phrase: str) -> bool:
+    """Whether a damage phrase is said of the box before it ("caja dañada"), not the card."""
+    return (
+        bool(_DAMAGE.search(phrase))
+        and not _BOARD.search(phrase)
+        and BOX_BEFORE.search(text[:phrase_start]) is not None
+    )
+
+
 # "故障なし" / "水没無し": the fault is denied.
 BROKEN_CJK = re.compile(
     r"(?:動作不良|不具合|映らない|映りません|起動しない|起動せず|通電しない|通電せず|破損|水没|部品取り"
