@@ -37,6 +37,7 @@ from sources.gpu_names import (
 from sources.title_faults import (
     BROKEN,
     BROKEN_CJK,
+    COSMETIC,
     MULTI_CARD,
     MULTI_CARD_CJK,
     SAME_MODEL_TWICE,
@@ -368,6 +369,8 @@ def _for_parts(text: str) -> str | None:
                 continue  # "no artifacts", "never water damaged", "kein Defekt"
             if pattern is BROKEN and box_damage(text, found.start(), found[0]):
                 continue  # "boîte endommagée": the box is damaged, not the card
+            if COSMETIC.intersection(_preceding_words(text, found.start())[-2:]):
+                continue  # "LED doesn't work", "RGB lighting not working"
             return found[0]
     return None
 

@@ -148,6 +148,10 @@ _BOARD = re.compile(
 )
 
 
+# Parts whose fault leaves a working card: "LED doesn't work", "RGB lighting not working".
+COSMETIC = frozenset("led leds rgb argb lighting light lights logo backlight aura sync".split())
+
+
 def box_damage(text: str, phrase_start: int, phrase: str) -> bool:
     """Whether a damage phrase is said of the box before it ("caja dañada"), not the card."""
     return (
