@@ -34,6 +34,15 @@ from sources.gpu_names import (
     normalize,
     read_models,
 )
+from sources.title_faults import (
+    BROKEN,
+    BROKEN_CJK,
+    COSMETIC,
+    MULTI_CARD,
+    MULTI_CARD_CJK,
+    SAME_MODEL_TWICE,
+    box_damage,
+)
 
 __all__ = ["Catalog", "Match", "match_title", "normalize", "normalize_condition"]
 
@@ -157,7 +166,7 @@ _CARD_NOUN = re.compile(
 )
 
 _FOR_PARTS = _words(
-    r"for\s+parts",
+    r"for\s+parts(?!\s+of\s)",  # not "selling for parts of my build"
     r"parts\s+only",
     r"for\s+repair",
     r"spares\s+(?:or|and|/)\s+repairs?",
@@ -195,10 +204,11 @@ _FOR_PARTS = _words(
     r"non\s+funzionante",
     r"difettos[ao]",
 )
-_FOR_PARTS_CJK = re.compile("ジャンク|故障|動作未確認")
+_FOR_PARTS_CJK = re.compile("(?:ジャンク|故障|動作未確認)(?!\\s*(?:なし|無し|無|ありません))")
 # "no artifacts", "not broken", "keine Defekte": a negated phrase is a selling point.
 _NEGATION = frozenset(
-    "no not never without zero non kein keine keinen nicht ohne pas sans sin".split()
+    "no not never without zero non kein keine keinen nicht ohne nie niemals pas sans jamais"
+    " sin ni nunca nessun nessuna senza".split()
 )
 
 _LAPTOP = _words(
@@ -351,10 +361,16 @@ def _accessory(text: str) -> str | None:
 
 
 def _for_parts(text: str) -> str | None:
-    if found := _FOR_PARTS_CJK.search(text):
+    if found := _FOR_PARTS_CJK.search(text) or BROKEN_CJK.search(text):
         return found[0]
-    for found in _FOR_PARTS.finditer(text):
-        if not _negated(_preceding_words(text, found.start())):
+    for pattern in (_FOR_PARTS, BROKEN):
+        for found in pattern.finditer(text):
+            if _negated(_preceding_words(text, found.start())):
+                continue  # "no artifacts", "never water damaged", "kein Defekt"
+            if pattern is BROKEN and box_damage(text, found.start(), found[0]):
+                continue  # "boîte endommagée": the box is damaged, not the card
+            if COSMETIC.intersection(_preceding_words(text, found.start())[-2:]):
+                continue  # "LED doesn't work", "RGB lighting not working"
             return found[0]
     return None
 
@@ -393,10 +409,16 @@ def _system(text: str) -> str | None:
 
 
 def _lot(text: str) -> str | None:
-    if found := _LOT_CJK.search(text) or _LOT.search(text) or _LOT_COUNT.search(text):
+    found = _LOT_CJK.search(text) or MULTI_CARD_CJK.search(text) or _LOT.search(text)
+    if found := found or _LOT_COUNT.search(text) or MULTI_CARD.search(text):
         return found[0].strip()
+    if found := SAME_MODEL_TWICE.search(text):
+        return f"{found[1]} twice"
     for found in _LOT_SUFFIX.finditer(text):
-        lanes = " " not in found[0] and _LANES.search(text[: found.start()])  # "pcie 4.0 x8"
+        # "pcie 4.0 x8" is a link width; a GPU's link is x4, x8 or x16, never x2 or x3.
+        lanes = (
+            found[0][-1] in "48" and " " not in found[0] and _LANES.search(text[: found.start()])
+        )
         # "RTX 3090 x2 ...", a trailing "... 24GB x2"; not a board name ("8G X2 White").
         before = text[: found.start()].split()[-1:]
         after_model = bool(before) and re.fullmatch(r"\d{3,5}", before[0]) is not None
@@ -451,7 +473,14 @@ def match_title(title: str, catalog: Catalog) -> Match:
 
 # Checked in this order: "Used - Like New" is used, "Renewed" is refurbished.
 _CONDITIONS = (
-    ("for_parts", re.compile(r"for\s+parts|not\s+working|\bdefekt|ジャンク|pour\s+pi[èe]ces")),
+    (
+        "for_parts",
+        re.compile(
+            r"for\s+parts|parts\s+only|spares|not\s+working|\bdefekt|ersatzteil"
+            r"|pour\s+pi[èe]ces|ne\s+fonctionne\s+pas|para\s+(?:piezas|repuestos)|desguace"
+            r"|no\s+funciona|ricambi|non\s+funzionante|ジャンク|部品取り"
+        ),
+    ),
     (
         "refurbished",
         re.compile(r"refurb|renewed|generalüberholt|reconditionn|reacondicionad|整備済"),

@@ -28,9 +28,9 @@ from sources.retail.money import (
     ZERO_PRICE,
     Price,
     Unreadable,
-    price_currency,
     read_number,
     read_price,
+    symbol_currency,
 )
 from sources.retail.records import Listing, Outcome, ParseResult
 
@@ -282,9 +282,9 @@ def _whole_fraction_price(price_el: etree._Element, domain: str | None) -> Price
     fraction = _text(fraction_el) if fraction_el is not None else ""
     if not fraction:
         return read_price(f"{symbol} {whole_text}", default)
-    currency = price_currency(symbol, default)
+    currency = symbol_currency(symbol, default)
     whole = read_number(whole_text, currency)
-    if whole != int(whole) or not re.fullmatch(r"[0-9]{1,2}", fraction, re.ASCII):
+    if whole != int(whole) or not re.fullmatch(r"[0-9]{2}", fraction, re.ASCII):
         raise Unreadable(f"whole {whole_text!r:.20} and fraction {fraction!r:.10} disagree")
     value = float(f"{int(whole)}.{fraction}")
     if value <= 0:
@@ -535,7 +535,7 @@ def _sx_price(block: etree._Element, domain: str | None) -> Price | None:
     """
     symbol_el = _first(block.xpath(f".//*[{_cls('sx-price-currency')}]"))
     symbol = _text(symbol_el) if symbol_el is not None else ""
-    currency = price_currency(symbol, DOMAIN_CURRENCY.get(domain or ""))
+    currency = symbol_currency(symbol, DOMAIN_CURRENCY.get(domain or ""))
     values = []
     for whole in block.xpath(f".//span[{_cls('sx-price-whole')}]"):
         fraction = _first(whole.xpath(f"following-sibling::*[{_cls('sx-price-fractional')}][1]"))
@@ -544,7 +544,7 @@ def _sx_price(block: etree._Element, domain: str | None) -> Price | None:
         if not any(c.isdigit() for c in whole_text):
             continue
         amount = read_number(whole_text, currency)
-        if cents and (amount != int(amount) or not re.fullmatch(r"[0-9]{1,2}", cents, re.ASCII)):
+        if cents and (amount != int(amount) or not re.fullmatch(r"[0-9]{2}", cents, re.ASCII)):
             raise Unreadable(f"whole {whole_text!r:.20} and fraction {cents!r:.10} disagree")
         value = float(f"{int(amount)}.{cents}") if cents else amount
         if value <= 0:

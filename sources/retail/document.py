@@ -28,7 +28,11 @@ _HTML_END = re.compile(rb"</html\s*>", re.I)
 # What real pages carry after `</html>` (eBay: a tracking script of up to 1.5 KB).
 MAX_AFTER_END = 8192
 # lxml refuses NUL and most C0 control characters; a damaged or binary capture has them.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# They become U+FFFD, not nothing: a control byte where a digit was ("$\x1f8.27" for
+# "$18.27") must leave a mark the price reader refuses, not a shorter number.
+# C1 controls and the Unicode line separators go the same way: str.split(), which collapses
+# an element's text, would take them for spaces.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _codec(name: str | None) -> str | None:
@@ -60,12 +64,12 @@ def decode_page(content: bytes, declared: str | None = None) -> str:
     Returns:
         The text: per its BOM, else the declared charset (header, then meta tag) unless
         the bytes are UTF-8 with multi-byte characters, else UTF-8; bytes the chosen
-        charset cannot decode become U+FFFD, which no price pattern matches. Control
-        characters lxml refuses are removed.
+        charset cannot decode become U+FFFD, which no price pattern matches, and so do
+        the control characters lxml refuses.
     """
     for bom, codec in _BOMS:
         if content.startswith(bom):
-            return _CONTROL.sub("", content[len(bom) :].decode(codec, "replace"))
+            return _CONTROL.sub("\ufffd", content[len(bom) :].decode(codec, "replace"))
     codec = _codec(declared)
     if codec is None:
         match = _META_CHARSET.search(content[:16384])
@@ -74,7 +78,7 @@ def decode_page(content: bytes, declared: str | None = None) -> str:
         # Another declared charset on bytes that are UTF-8 is a wrong declaration:
         # honouring it would turn "円" into "å††" and a yen price into dollars.
         codec = "utf-8"
-    return _CONTROL.sub("", content.decode(codec or "utf-8", "replace"))
+    return _CONTROL.sub("\ufffd", content.decode(codec or "utf-8", "replace"))
 
 
 def _is_utf8_text(content: bytes) -> bool:

@@ -32,6 +32,7 @@ Errors: a 401 on a search invalidates the cached token, fetches a new one and re
 import base64
 import logging
 import math
+import re
 import threading
 import time
 from collections import Counter
@@ -137,6 +138,24 @@ class TokenCache:
 # --- parsing ------------------------------------------------------------------------------
 
 
+# The Browse API's `value` is a decimal string ("1299.99"): no grouping, exponent, sign,
+# underscore or third decimal (float() would take "1_299", "1e3" and "12.345").
+_API_NUMBER = re.compile(r"[0-9]{1,10}(?:\.[0-9]{1,2})?", re.ASCII)
+_CURRENCY = re.compile(r"[A-Z]{3}", re.ASCII)
+
+
+def _api_number(raw: Any) -> float | None:
+    """A Browse API amount (decimal string, or a JSON number with at most two decimals)."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, (int, float)):
+        value = float(raw)
+        return value if math.isfinite(value) and round(value, 2) == value else None
+    if isinstance(raw, str) and _API_NUMBER.fullmatch(raw):
+        return float(raw)
+    return None
+
+
 def _amount(money: Any) -> tuple[float | None, str | None, str | None]:
     """(value, currency, problem) from an eBay `ConvertedAmount` object."""
     if not isinstance(money, Mapping):
@@ -146,11 +165,11 @@ def _amount(money: Any) -> tuple[float | None, str | None, str | None]:
     raw = money.get("value")
     if raw is None or raw == "":
         return None, currency, "no price"
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return None, currency, "unreadable price"
-    if not math.isfinite(value) or value < 0 or value >= 1e10:  # NaN, inf, 1e308, negative
+    if currency is None or not _CURRENCY.fullmatch(currency):
+        # Never the marketplace's currency by default: an amount without its code is no price.
+        return None, None, "unreadable price"
+    value = _api_number(raw)
+    if value is None or not math.isfinite(value) or value < 0 or value >= 1e10:
         return None, currency, "unreadable price"
     if value == 0:
         return None, currency, "zero price"

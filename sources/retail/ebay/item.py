@@ -60,15 +60,21 @@ def _one_dict(value: object) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+# What schema.org's `price` holds: digits with "." as the decimal mark, at most two decimals
+# (a "1.299,00" or "12.345" is some locale's text, not a schema.org number).
+_LD_NUMBER = re.compile(r"[0-9]{1,10}(?:\.[0-9]{1,2})?", re.ASCII)
+
+
 def _ld_amount(value: object) -> float | None:
-    """A non-negative finite amount from ld+json (number or string), else None."""
-    if isinstance(value, bool):
+    """A non-negative finite amount from ld+json (number or strict decimal string), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
-    try:
-        amount = float(str(value).replace(",", ""))
-    except (TypeError, ValueError):
+    if isinstance(value, str):
+        return float(value) if _LD_NUMBER.fullmatch(value.strip()) else None
+    amount = float(value)
+    if not (math.isfinite(amount) and 0 <= amount < 1e10) or round(amount, 2) != amount:
         return None
-    return amount if math.isfinite(amount) and 0 <= amount < 1e10 else None
+    return amount
 
 
 def is_item(root: etree._Element) -> bool:
@@ -129,7 +135,11 @@ def _price(
             # unread rather than replaced by a figure that may be a conversion.
             price = parse_price(f"{ld_price:.2f} {ld_currency or ''}", site.currency)
             extra["price_from"] = "ld+json"
-        elif ld_currency == price.currency and abs(ld_price - price.low) > 0.005:
+        elif (
+            price is not None
+            and ld_currency == price.currency
+            and abs(ld_price - price.low) > 0.005
+        ):
             extra["price_check"] = "ld+json disagrees"
     approx = first(_X_PRICE_APPROX(root))
     if approx is not None:

@@ -493,6 +493,41 @@ def test_item_page_falls_back_to_ld_json_for_the_price():
     assert record.extra["price_from"] == "ld+json"
 
 
+def _item_page(printed: str, ld_price: str = '"999.00"', ld_currency: str = "USD") -> bytes:
+    return (
+        '<html><head><link rel="canonical" href="https://www.ebay.com/itm/226700001111">'
+        '<script type="application/ld+json">{"@type":"Product","name":"RTX 4080",'
+        f'"offers":{{"price":{ld_price},"priceCurrency":"{ld_currency}"}}}}</script></head><body>'
+        '<h1 class="x-item-title__mainTitle">RTX 4080</h1>'
+        f'<div class="x-price-primary"><span class="ux-textspans">{printed}</span></div>'
+        "</body></html>"
+    ).encode()
+
+
+@pytest.mark.parametrize("printed", ["US $1,0\ufffd9.00", "from US $999.00", "US $999.00/ea"])
+def test_item_page_with_ld_json_and_an_unreadable_printed_price_is_no_price(printed):
+    # Issue 26: this page raised AttributeError (the ld+json cross-check read price.low of
+    # None). The printed price wins: unreadable stays unread, never replaced by ld+json.
+    result = parse_ebay(_item_page(printed))
+    assert result.outcome == Outcome.OK
+    (record,) = result.records
+    assert record.price is None
+    assert record.price_missing_reason.startswith("unreadable price:")
+    assert record.extra["ld_json_price"] == "999 USD"
+
+
+@pytest.mark.parametrize("ld_price", ['"1.299,00"', '"12.345"', '"1e3"', '"-5"', "12.345", "true"])
+def test_ld_json_amounts_are_read_strictly(ld_price):
+    (record,) = parse_ebay(_item_page("", ld_price=ld_price)).records
+    assert record.price is None
+    assert "ld_json_price" not in record.extra
+
+
+def test_ld_json_price_in_an_unknown_currency_is_no_price():
+    (record,) = parse_ebay(_item_page("", ld_currency="XYZ")).records
+    assert record.price is None
+
+
 def test_block_page():
     content = fixture("block_pardon.html")
     assert is_block_page(content) == "blocked"

@@ -9,6 +9,7 @@ from sources.retail.money import (
     parse_price,
     price_or_reason,
     read_price,
+    symbol_currency,
 )
 
 
@@ -81,7 +82,7 @@ def test_bare_dollar_is_the_marketplace_dollar():
         ("-$129.99", "negative"),
         ("$-129.99", "negative"),
         ("$1,2,3", "grouping"),
-        ("$1e5", "numbers in one price"),
+        ("$1e5", "junk at the edge of the number"),
         ("$" + "9" * 400, "long number"),
         ("$" + "9" * 29 + ".99", "long number"),
         ("$5.00 - €10.00", "two currencies"),
@@ -106,6 +107,87 @@ def test_zero_is_no_price():
 
 def test_prices_are_finite_and_the_texts_own_digits():
     assert parse_price("$" + "9" * 10) == Price(9999999999.0, None, "USD")
-    assert parse_price("1.499,", "EUR") == Price(1499.0, None, "EUR")
+    # A number that ends in its decimal mark has lost its decimals (issue 26: "EUR 3,").
+    assert price_or_reason("1.499,", "EUR") == (
+        None,
+        "unreadable price: number ends with a separator: '1.499,'",
+    )
     with pytest.raises(Unreadable):
         read_price("$" + "9" * 11)
+
+
+# Issue 26 item 3: what a page may print instead of one exact price, in the six languages
+# the project reads; each is refused with the kind of refusal in its reason.
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("from $1,299.99", "bound"),
+        ("starting at $1,299.99", "bound"),
+        ("up to $50.00", "bound"),
+        ("$1,299+", "bound"),
+        ("ab 1.299,00 €", "bound"),
+        ("à partir de 1 299,00 €", "bound"),
+        ("desde 1.299,00 €", "bound"),
+        ("da 1.299,00 €", "bound"),
+        ("a partire da 1.299,00 €", "bound"),
+        ("3,858円から", "bound"),
+        ("3,858 円～", "bound"),
+        ("～3,858 円", "bound"),
+        ("to $9.99", "bound"),
+        ("$25.00/mo", "instalment"),
+        ("4 payments of $25.00", "instalment"),
+        ("en 3 fois 333,00 €", "instalment"),
+        ("33,33 € mtl.", "instalment"),
+        ("月々 3,858 円", "instalment"),
+        ("$0.52/Ounce", "unit price"),
+        ("($0.52/Ounce)", "unit price"),
+        ("$12.99 each", "unit price"),
+        ("2,50 €/Stück", "unit price"),
+        ("1個あたり 277 円", "unit price"),
+        ("ca. 50,00 €", "approximate"),
+        ("≈ $3,971.45", "approximate"),
+        ("($1,234.56)", "negative"),
+        ("1.234,56- €", "negative"),
+        ("− 5,00 €", "negative"),
+        ("RD$12,345", "unknown currency"),
+        ("₦5,000", "unknown currency"),
+        ("XYZ 12.00", "unknown currency"),
+        ("$\ufffd8.27", "junk at the edge"),
+        ("$18.2\ufffd", "junk at the edge"),
+        ("$18.2", "one decimal digit"),
+        ("EUR 3,", "ends with a separator"),
+        ("$$8.27", "two currencies"),
+        ("$12 CAD", "two currencies"),
+        ("kr 1.234", "unexpected text"),
+    ],
+)
+def test_texts_that_are_not_one_exact_price_are_refused_with_their_kind(text, why):
+    price, reason = price_or_reason(text, "USD")
+    assert price is None
+    assert reason.startswith("unreadable price: ")
+    assert why in reason
+
+
+@pytest.mark.parametrize(
+    ("text", "default", "expected"),
+    [
+        ("12 345 ₽", "GBP", Price(12345.0, None, "RUB")),  # as printed, never the marketplace's
+        ("NT$12,345", "USD", Price(12345.0, None, "TWD")),
+        ("CDN$ 1,999.99", "CAD", Price(1999.99, None, "CAD")),
+        ("$1,999.99", "CAD", Price(1999.99, None, "CAD")),
+        ("US $1,999.99", "CAD", Price(1999.99, None, "USD")),
+        ("$1 - $2", "USD", Price(1.0, 2.0, "USD")),  # a range keeps both ends
+        ("€ 2,95", "EUR", Price(2.95, None, "EUR")),
+    ],
+)
+def test_currency_is_kept_as_printed(text, default, expected):
+    assert parse_price(text, default) == expected
+
+
+def test_symbol_element_must_be_one_known_currency():
+    assert symbol_currency("", "EUR") == "EUR"
+    assert symbol_currency("$", "CAD") == "CAD"
+    assert symbol_currency(" € ", "USD") == "EUR"
+    for symbol in ("₦", "NT", "$$", "from $"):
+        with pytest.raises(Unreadable):
+            symbol_currency(symbol, "USD")

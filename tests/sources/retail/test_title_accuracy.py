@@ -76,6 +76,7 @@ def test_label_files_are_large_and_name_catalog_gpus_only():
     assert {"memory_conflict", "word_order", "lhr", "oem_pull", "new_listing"} <= rules
     assert {"installed_block", "dc_module", "ambiguous", "not_in_catalog"} <= rules
     assert {"german", "french", "spanish", "italian", "japanese"} <= rules
+    assert {"multi_card", "broken", "spec_words"} <= rules  # issue 26 item 4
 
 
 @pytest.mark.parametrize("row", LABELLED_ROWS, ids=[r["title"] for r in LABELLED_ROWS])
