@@ -317,7 +317,7 @@ def build_database(
     Views name their Parquet by a path relative to `published` (`parquet/<table>/*.parquet`),
     never by where the build ran, so the folder can be copied or moved. DuckDB binds a view
     when it is created, so this connection searches `published` too. Why views and not
-    tables stored in the file: docs/deployment.md (The published warehouse). The pipeline's
+    tables stored in the file: docs/data.md (The published DuckDB). The pipeline's
     own views (e.g. gpu_price_history) are recreated on top. Returns the views, as in the
     manifest.
     """

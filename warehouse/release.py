@@ -48,7 +48,7 @@ SITE_VERSIONS = "site-versions"
 # less than KEEP_DAYS ago, so a connection opened at any moment keeps its snapshot for at
 # least a week, however many publishes (reruns included) happen meanwhile. The cost is the
 # files only those releases hold: their rewritten Parquet months and DuckDB file (site
-# versions are kept anyway). Why not tables stored in the DuckDB file: docs/deployment.md.
+# versions are kept anyway). Why not tables stored in the DuckDB file: docs/data.md.
 KEEP_RELEASES = 3
 KEEP_DAYS = 7.0
 _RELEASE = re.compile(r"^r-(\d{6,})$")
