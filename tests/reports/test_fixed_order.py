@@ -90,6 +90,8 @@ def clipped_chart(n: int) -> alt.Chart:
 
 
 def test_a_chart_has_the_same_bytes_whatever_was_rendered_before_it(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
     first = render_chart(clipped_chart(10), tmp_path / "a", "chart")[1].read_text()
     vlc.vegalite_to_svg(clipped_chart(20).to_dict())  # moves vl-convert's id counter on
     again = render_chart(clipped_chart(10), tmp_path / "b", "chart")[1].read_text()
