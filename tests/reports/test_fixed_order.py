@@ -78,7 +78,7 @@ def rendered(ds) -> dict[str, str]:
     }
 
 
-@pytest.mark.slow(seconds=20)
+@pytest.mark.slow(seconds=30)
 def test_the_report_and_the_pages_do_not_depend_on_row_order(dataset, monkeypatch):
     monkeypatch.setattr(pages, "_built_at", lambda: "2026-10-07 00:00 UTC")
     expected = lines(rendered(dataset))
