@@ -493,13 +493,15 @@ def timed_night(root: Path, archive: Path, work: Path, name: str) -> dict:
 
 def query_times(published: Path, repeats: int) -> dict[str, dict[str, float]]:
     """p50/p95 (ms) of each query, each repetition on a fresh read-only connection."""
+    from warehouse.export import open_published
+
     figures = {}
     for name, sql in QUERIES.items():
         times = []
         rows = 0
         for _ in range(repeats):
             start = time.perf_counter()
-            con = duckdb.connect(str(published / "gpuvalue.duckdb"), read_only=True)
+            con = open_published(published)  # as `make query` opens it
             rows = len(con.sql(sql).fetchall())
             con.close()
             times.append((time.perf_counter() - start) * 1000)

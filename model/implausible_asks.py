@@ -64,7 +64,8 @@ def lowest_nearby(observations: pl.DataFrame, window_days: int = ASK_WINDOW_DAYS
         .group_by("gpu_id", "country", "day")
         .agg(
             ref_usd=pl.col("price_usd").min(),
-            ref_source=pl.col("source").sort_by("price_usd").first(),
+            # Ties (two sources at the same lowest ask): the first source by name.
+            ref_source=pl.col("source").sort_by("price_usd", "source").first(),
         )
         .with_columns(ref_day=pl.col("day"))
     )

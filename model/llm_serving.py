@@ -210,8 +210,10 @@ def _grid(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _evidence_labels(evidence: pl.DataFrame) -> pl.DataFrame:
     """Per gpu x model x bits x GPUs with measured serving rows: their citations."""
+    # The example cited is the newest row's; ties (same as_of): the first citation in
+    # alphabetical order, so two builds cite the same row (docs/methodology.md, Ties).
     return (
-        evidence.sort("as_of", descending=True)
+        evidence.sort("as_of", "citation", descending=[True, False], nulls_last=True)
         .group_by("gpu_id", "model_id", "precision_bits", "num_gpus")
         .agg(
             cited=pl.format(

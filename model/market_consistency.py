@@ -142,7 +142,8 @@ def discontinued(gpus: pl.DataFrame, run_date: dt.date) -> pl.DataFrame:
     # Each vendor x line x generation's first release in that line.
     released = dated.group_by("vendor", "line", "generation").agg(
         line_first=pl.col("release_date").min(),
-        successor=pl.col("architecture").sort_by("release_date").first(),
+        # Ties (two architectures released the same day): the first by name.
+        successor=pl.col("architecture").sort_by("release_date", "architecture").first(),
     )
     later = (
         dated.select("gpu_id", "vendor", "line", "generation")
@@ -152,7 +153,8 @@ def discontinued(gpus: pl.DataFrame, run_date: dt.date) -> pl.DataFrame:
         .group_by("gpu_id", "line")
         .agg(
             n_later=pl.col("generation_later").n_unique(),
-            successor=pl.col("successor").sort_by("line_first").last(),
+            # The newest later generation's; ties (same first release): the last by name.
+            successor=pl.col("successor").sort_by("line_first", "successor").last(),
             since=pl.col("line_first").max(),
         )
     )

@@ -247,8 +247,30 @@ def export_tables(
     return sorted(out, key=lambda d: d.name)
 
 
+# A download's rows are in one fixed order, so two builds of the same data write the same
+# bytes: these leading columns (default: gpu_id), then every other flat column left to
+# right (lists and structs cannot be compared). The rows come from warehouse scans and
+# Polars group-bys, whose order is not fixed.
+_LEADING = {
+    "cloud_offers": ("provider", "observed_at", "gpu_id"),
+    "price_drops": ("day", "source", "reason"),
+    "retail_pages": ("day", "source", "url"),
+}
+
+
+def in_fixed_order(frame: pl.DataFrame, name: str) -> pl.DataFrame:
+    """`frame`'s rows sorted by `name`'s leading columns, then by every other flat column.
+
+    A total order wherever two rows differ in a flat column.
+    """
+    flat = [c for c, t in frame.schema.items() if not isinstance(t, pl.List | pl.Struct)]
+    leading = [c for c in _LEADING.get(name, ("gpu_id",)) if c in flat]
+    keys = leading + [c for c in flat if c not in leading]
+    return frame.sort(keys, nulls_last=True, maintain_order=True) if keys else frame
+
+
 def _download(frame: pl.DataFrame, out_dir: Path, name: str, scope: str) -> Download:
-    csv = _write_frame(frame, out_dir, name)
+    csv = _write_frame(in_fixed_order(frame, name), out_dir, name)
     reason = empty_reason(name, scope) if frame.is_empty() else ""
     return Download(name, frame.height, scope, csv, reason)
 

@@ -37,6 +37,7 @@ from reports.content.serving_validation import (
     serving_gpu_table,
 )
 from reports.report import markdown_table
+from warehouse.export import open_published
 from warehouse.release import default_published_dir
 
 DOCS = Path(__file__).parents[1] / "docs" / "methodology.md"
@@ -663,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", default="docs/methodology.md", type=Path)
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args(argv)
-    with duckdb.connect(args.warehouse, read_only=True) as con:
+    with open_published(Path(args.warehouse).parent) as con:
         run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
         data = load_methodology_data(con, run_date)
     block = render_validation_markdown(data)

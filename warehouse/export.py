@@ -8,7 +8,11 @@
 Every base table of the warehouse except the pipeline's own bookkeeping (`INTERNAL_TABLES`)
 is exported. A release writes the Parquet partitions the run changed; the others are hard
 links to the previous release's files, so a night writes O(new data). The new DuckDB file's
-month-partitioned tables are views over those files.
+month-partitioned tables are views over those files, by paths relative to the folder
+(`parquet/<table>/*.parquet`), so the folder works wherever it is copied. DuckDB resolves
+a relative path against the reader's `file_search_path`, then its working directory, never
+against the database file: `open_published` sets that path to the folder it opens (resolved
+once, so a connection reads one release's files however long it lives).
 
 Which months changed comes from `publish_changes`, which `warehouse.db.replace_rows` writes
 in each load's own transaction; a month whose row count differs from the previous release
@@ -25,6 +29,11 @@ from warehouse.db import INTERNAL_TABLES, month_sql, partition_column
 from warehouse.release import Release, Tally
 
 DATABASE = "gpuvalue.duckdb"
+# What a reader who opens the file by hand needs to know (shown by duckdb_views()).
+VIEW_COMMENT = (
+    "Parquet under parquet/, relative to this database file's folder: open it with "
+    "warehouse.export.open_published, or from that folder, or SET file_search_path to it"
+)
 _PARQUET = "(FORMAT parquet, COMPRESSION zstd)"
 
 
@@ -41,11 +50,34 @@ def parquet_files(out_dir: str | Path, table: str) -> list[Path]:
 
 
 def open_published(out_dir: str | Path) -> duckdb.DuckDBPyConnection:
-    """Open the published snapshot read-only."""
-    path = Path(out_dir) / DATABASE
+    """Open the published snapshot in `out_dir` read-only, its views reading the Parquet there.
+
+    `out_dir` is resolved once (`warehouse/published` is a link to the current release), so
+    the DuckDB file and the Parquet its views read come from the same release for the whole
+    life of the connection, even after later publishes move the link. The search path is
+    the connection's own (a session setting): other connections are not affected.
+    """
+    folder = Path(out_dir).resolve()
+    path = folder / DATABASE
     if not path.exists():
         raise FileNotFoundError(f"no published warehouse at {path}: run `make run` first")
-    return duckdb.connect(str(path), read_only=True)
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        con.sql(f"SET file_search_path = {search_path(folder)}")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def search_path(folder: Path) -> str:
+    """`folder` as a quoted `file_search_path` value (a comma-separated list in DuckDB)."""
+    if "," in str(folder):
+        raise ValueError(
+            f"the published folder {folder} has a comma in its path, which DuckDB's "
+            "file_search_path (a comma-separated list) cannot hold: move or link it elsewhere"
+        )
+    return _quote_path(folder)
 
 
 # --- the change log ------------------------------------------------------------------------
@@ -85,7 +117,7 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[list[str]]:
     ]
 
 
-def _quote_path(path: Path) -> str:
+def _quote_path(path: Path | str) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
@@ -282,9 +314,12 @@ def build_database(
 ) -> list[dict]:
     """The published DuckDB file: whole tables stored, dated tables as views over Parquet.
 
-    Views name their release's folder by absolute path: DuckDB resolves a relative path
-    against the reader's working directory, not the database file. The pipeline's own views
-    (e.g. gpu_price_history) are recreated on top. Returns the views, as in the manifest.
+    Views name their Parquet by a path relative to `published` (`parquet/<table>/*.parquet`),
+    never by where the build ran, so the folder can be copied or moved. DuckDB binds a view
+    when it is created, so this connection searches `published` too. Why views and not
+    tables stored in the file: docs/data.md (The published DuckDB). The pipeline's
+    own views (e.g. gpu_price_history) are recreated on top. Returns the views, as in the
+    manifest.
     """
     views = [
         {"name": name, "sql": sql}
@@ -296,13 +331,15 @@ def build_database(
     path = published / DATABASE
     out = duckdb.connect(str(path))
     try:
+        out.sql(f"SET file_search_path = {search_path(published.resolve())}")
         for table, entry in tables.items():
             if entry["layout"] == "whole":
-                source = _quote_path((published.parent / entry["file"]).resolve())
+                source = _quote_path(Path(entry["file"]).relative_to("published").as_posix())
                 out.sql(f'CREATE TABLE "{table}" AS SELECT * FROM read_parquet({source})')
             elif entry["partitions"]:
-                files = _quote_path((published / "parquet" / table).resolve() / "*.parquet")
+                files = _quote_path(f"parquet/{table}/*.parquet")
                 out.sql(f'CREATE VIEW "{table}" AS SELECT * FROM read_parquet({files})')
+                out.sql(f'COMMENT ON VIEW "{table}" IS {_quote_path(VIEW_COMMENT)}')
             else:
                 columns = ", ".join(f'"{c}" {t}' for c, t in entry["columns"])
                 out.sql(f'CREATE TABLE "{table}" ({columns})')

@@ -26,9 +26,9 @@ from warehouse.export import (
 )
 from warehouse.release import (
     CURRENT,
-    KEEP_RELEASES,
     MANIFEST,
     PublishError,
+    Retention,
     SiteVersion,
     Tally,
     collect_garbage,
@@ -82,7 +82,7 @@ def publish(
     site: SiteVersion | None = None,
     site_dir: str | Path | None = None,
     releases_dir: str | Path | None = None,
-    keep: int = KEEP_RELEASES,
+    keep: Retention = Retention(),  # noqa: B008 (frozen: one shared default is safe)
     full: bool = False,
 ) -> Published:
     """Publish the open writable warehouse `con` (and `site`) as one new release.
@@ -124,7 +124,9 @@ def publish(
     )
 
 
-def _remove_leftovers(releases: Path, out_dir: Path, site_dir: Path | None, keep: int) -> list[str]:
+def _remove_leftovers(
+    releases: Path, out_dir: Path, site_dir: Path | None, keep: Retention
+) -> list[str]:
     """Remove what earlier publishes left; a failure stops this publish before it starts."""
     try:
         return remove_leftovers(releases, out_dir, site_dir, keep)
@@ -206,7 +208,7 @@ def _after_commit(
     out_dir: Path,
     site_dir: Path | None,
     last_seq: int | None,
-    keep: int,
+    keep: Retention,
 ) -> list[str]:
     """Links, the change log and old releases, once committed; returns what failed."""
     warnings = []

@@ -26,6 +26,7 @@ the site's `.<name>.staging/`), are removed before the next publish starts, unde
 that only one publisher holds at a time.
 """
 
+import datetime as dt
 import fcntl
 import json
 import os
@@ -41,9 +42,15 @@ from warehouse.versions import is_version, newest_first
 CURRENT = "current"
 MANIFEST = "RELEASE.json"
 SITE_VERSIONS = "site-versions"
-# current + the two before it: a reader that opened the snapshot up to two nights ago can
-# still run queries (the views name their release's Parquet files).
+# A connection to the published DuckDB reads its own release's Parquet files (its views name
+# them relative to the release folder it opened: warehouse/export.py), so a release must
+# outlive its readers. Kept: `current` and the two before it, and every release superseded
+# less than KEEP_DAYS ago, so a connection opened at any moment keeps its snapshot for at
+# least a week, however many publishes (reruns included) happen meanwhile. The cost is the
+# files only those releases hold: their rewritten Parquet months and DuckDB file (site
+# versions are kept anyway). Why not tables stored in the DuckDB file: docs/data.md.
 KEEP_RELEASES = 3
+KEEP_DAYS = 7.0
 _RELEASE = re.compile(r"^r-(\d{6,})$")
 # Temp files of the layout before releases that a killed or disk-full publish left in the
 # real published/ and site/ folders.
@@ -55,6 +62,14 @@ _LEGACY_TEMP_FILES = (
     ".*.old",
     ".index.html.tmp",
 )
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Which committed releases a publish keeps (see KEEP_RELEASES and KEEP_DAYS)."""
+
+    releases: int = KEEP_RELEASES  # `current` and the ones just before it
+    days: float = KEEP_DAYS  # and every release superseded less than this long ago
 
 
 class PublishError(RuntimeError):
@@ -373,7 +388,9 @@ def _remove(path: Path, removed: list[str]) -> None:
     removed.append(str(path))
 
 
-def remove_leftovers(releases: Path, out_dir: Path, site_dir: Path | None, keep: int) -> list[str]:
+def remove_leftovers(
+    releases: Path, out_dir: Path, site_dir: Path | None, keep: Retention
+) -> list[str]:
     """Remove what a killed or failed publish left behind; returns the paths removed.
 
     Under the lock, so no other publish is running: every release folder newer than
@@ -407,8 +424,8 @@ def _remove_link_leftovers(link: Path, removed: list[str]) -> None:
                 _remove(path, removed)
 
 
-def collect_garbage(releases: Path, keep: int) -> list[str]:
-    """Keep `current` and the `keep - 1` releases before it, and the site versions they use.
+def collect_garbage(releases: Path, keep: Retention, now: dt.datetime | None = None) -> list[str]:
+    """Keep the releases `keep` says (as of `now`) and the site versions they use.
 
     Before the first commit there is nothing to keep: every release folder and site version
     found is a leftover.
@@ -417,9 +434,7 @@ def collect_garbage(releases: Path, keep: int) -> list[str]:
     current = current_release(releases)
     number = int(current.name[2:]) if current else 0
     found = _numbers(releases)
-    kept = sorted((n for n in found if n <= number), reverse=True)[: max(keep, 1)]
-    if current is None:
-        kept = []
+    kept = _kept(found, number, keep, now) if current is not None else []
     for n, path in found.items():
         if n not in kept:
             _remove(path, removed)
@@ -435,3 +450,33 @@ def collect_garbage(releases: Path, keep: int) -> list[str]:
             if entry.name not in used:
                 _remove(Path(entry.path), removed)
     return removed
+
+
+def _kept(
+    found: dict[int, Path], current: int, keep: Retention, now: dt.datetime | None
+) -> list[int]:
+    """The committed releases to keep, newest first (`current` is number `current`).
+
+    A release is superseded when the next one is committed; a reader can have opened it up
+    to that moment, so its age is the age of its successor.
+    """
+    committed = sorted((n for n in found if n <= current), reverse=True)
+    count = max(keep.releases, 1)
+    now = now or dt.datetime.now(dt.UTC)
+    limit = dt.timedelta(days=keep.days)
+    young = [
+        n
+        for newer, n in zip(committed, committed[1:], strict=False)
+        if now - committed_at(found[newer]) < limit
+    ]
+    return sorted(set(committed[:count]) | set(young), reverse=True)
+
+
+def committed_at(release: Path) -> dt.datetime:
+    """When a release was made: its manifest's `created_at`, else its folder's mtime."""
+    try:
+        stamp = json.loads((release / MANIFEST).read_text(encoding="utf-8"))["created_at"]
+        when = dt.datetime.fromisoformat(stamp)
+    except (OSError, ValueError, KeyError, TypeError):
+        when = dt.datetime.fromtimestamp(release.stat().st_mtime, dt.UTC)
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)

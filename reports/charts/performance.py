@@ -140,7 +140,8 @@ def memory_value_data(perf: pl.DataFrame, gpus: pl.DataFrame) -> pl.DataFrame:
     """Each GPU's better market (1-GPU system) per workload, with its memory."""
     return (
         perf.filter((pl.col("system_gpus") == 1) & pl.col("market").is_in(["new", "used"]))
-        .sort("perf_per_dollar", descending=True)
+        # Ties (new and used at the same value): new.
+        .sort("perf_per_dollar", "market", descending=[True, False])
         .group_by("gpu_id", "workload", maintain_order=True)
         .first()
         .join(gpus.select("gpu_id", "memory_gb"), on="gpu_id")

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -62,6 +63,22 @@ class SvgCache:
 
 NO_CACHE = SvgCache(None)
 
+# vl-convert numbers clip paths with a counter shared by every chart the process renders
+# (`clip338`), so the same chart gets other ids depending on what was rendered before it and
+# in which thread. The ids only link a clip path to its marks inside one SVG file (the site
+# embeds charts as <img>, never inline), so they are renumbered from 1 in order of first use.
+_CLIP_ID = re.compile(r"\bclip(\d+)\b")
+
+
+def canonical_ids(svg: str) -> str:
+    """`svg` with its clip-path ids renumbered clip1, clip2, ... in order of appearance."""
+    numbers: dict[str, int] = {}
+
+    def renumber(match: re.Match) -> str:
+        return f"clip{numbers.setdefault(match.group(1), len(numbers) + 1)}"
+
+    return _CLIP_ID.sub(renumber, svg)
+
 
 def render_chart(
     chart: alt.TopLevelMixin,
@@ -78,7 +95,7 @@ def render_chart(
     spec = configured(chart, narrow=name.endswith(".narrow")).to_dict(validate=validate)
     paths = [out_dir / f"{name}.vl.json", out_dir / f"{name}.svg"]
     paths[0].write_text(json.dumps(spec, indent=1, sort_keys=True), encoding="utf-8")
-    paths[1].write_text(cache.svg(spec, vlc.vegalite_to_svg), encoding="utf-8")
+    paths[1].write_text(canonical_ids(cache.svg(spec, vlc.vegalite_to_svg)), encoding="utf-8")
     return paths
 
 

@@ -66,7 +66,9 @@ def software_table(rows: pl.DataFrame) -> Table:
 
 def evidence_section(basis: pl.DataFrame, support: pl.DataFrame) -> Section:
     """The GPU page's section: the evidence per workload and the software caveats."""
-    flagged = basis.filter(~pl.col("eligible")) if basis.height else basis
+    # In workload order by name (the order listed), so the caveat quoted is the first
+    # workload's whatever order the rows came in (docs/methodology.md, Ties).
+    flagged = basis.filter(~pl.col("eligible")).sort("workload") if basis.height else basis
     paragraphs = []
     if flagged.height:
         paragraphs.append(

@@ -89,7 +89,14 @@ def gpu_index_frame(ds: Dataset) -> pl.DataFrame:
     }
     best = (
         _markets(ds)
-        .sort("perf_per_dollar", descending=True, nulls_last=True)
+        # Ties (new and used at the same value): the market first by name, then fewer GPUs.
+        .sort(
+            "perf_per_dollar",
+            "market",
+            "system_gpus",
+            descending=[True, False, False],
+            nulls_last=True,
+        )
         .group_by("gpu_id", maintain_order=True)
         .first()
         .select(

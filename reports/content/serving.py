@@ -94,7 +94,10 @@ def cheapest(cost: pl.DataFrame, model: str, target: float, basis: str) -> dict 
         return None
     hit = hit.with_columns(_estimate=pl.col("grounded").fill_null(True).not_())
     return (
-        hit.sort("_estimate", "usd_per_million_output_tokens", "gpu_id", "num_gpus")
+        # Ties: fewer GPUs, then fewer bits (docs/methodology.md, Ties).
+        hit.sort(
+            "_estimate", "usd_per_million_output_tokens", "gpu_id", "num_gpus", "precision_bits"
+        )
         .drop("_estimate")
         .row(0, named=True)
     )

@@ -131,8 +131,9 @@ def renting_section(ds: Dataset, at: float = 0.15) -> Section:
     if cloud.is_empty():
         section.paragraphs.append("No cloud offer matches a priced GPU.")
         return section
+    # Ties (two providers at the same price): the first provider by name, then instance.
     cheapest = (
-        cloud.sort("usd_per_gpu_hour")
+        cloud.sort("usd_per_gpu_hour", "provider", "instance_type", nulls_last=True)
         .group_by("gpu_id", "price_type", maintain_order=True)
         .first()
         .sort("gpu_id", "price_type")

@@ -1,7 +1,6 @@
 """The blocking independent-evidence check, materialized by Dagster on a small warehouse."""
 
 import datetime as dt
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -16,6 +15,7 @@ from pipeline.defs.model.independent import (
 from pipeline.defs.resources import GpuvalueSettings
 from sources.bundled import INDEPENDENT_RATIOS
 from warehouse.db import connect
+from warehouse.export import open_published
 
 RUN = dt.date(2026, 9, 20)
 HEADER = INDEPENDENT_RATIOS.read_text(encoding="utf-8").splitlines()[1]
@@ -136,9 +136,7 @@ def test_the_bundled_build_publishes_the_table_and_its_check_passes(built):
     checks = {e.check_name: e for e in built.result.get_asset_check_evaluations()}
     evaluation = checks["independent_ratios_within_tolerance"]
     assert evaluation.passed, evaluation.description
-    copy = built.root / "independent.duckdb"
-    shutil.copy(built.published / "gpuvalue.duckdb", copy)
-    with connect(copy) as con:
+    with open_published(built.published) as con:
         rows = con.sql("SELECT count(*), count(ours) FROM independent_checks").fetchall()[0]
     assert rows[0] == evaluation.metadata["pairs"].value >= 30
     assert rows[1] == rows[0]  # every bundled pair has both of our figures

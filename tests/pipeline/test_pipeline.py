@@ -75,7 +75,7 @@ def test_bundled_snapshot_meets_the_foundation_floor(built):
 
 
 def test_published_warehouse_is_read_only(built):
-    con = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    con = open_published(built.published)
     with pytest.raises(duckdb.Error):
         con.sql("DELETE FROM gpus")
     con.close()

@@ -1,9 +1,9 @@
 """The published benchmark tables carry provenance (issue 22 step 1), in its vocabularies."""
 
-import duckdb
 import pytest
 
 from sources.benchmarks.provenance import BATCH_REGIMES, HOSTS, STACKS
+from warehouse.export import open_published
 
 # Rows per value in the bundled build (NULL: the source does not say). A new benchmark file
 # changes these; a change of the rules shows here first.
@@ -36,7 +36,7 @@ VOCABULARY = {"stack": STACKS, "host": HOSTS, "batch_regime": BATCH_REGIMES}
 
 @pytest.mark.parametrize("table", sorted(EXPECTED))
 def test_published_benchmark_rows_carry_provenance(built, table):
-    con = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    con = open_published(built.published)
     try:
         counts = {
             column: dict(con.sql(f"SELECT {column}, count(*) FROM {table} GROUP BY 1").fetchall())

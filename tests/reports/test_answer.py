@@ -3,16 +3,16 @@ real build: no global inference factor, same-die variants together, modules only
 servers, reservations independent of utilisation, one e_n source, and a headline that is
 the tables' own top 3."""
 
-import duckdb
 import polars as pl
 import pytest
 
 from reports.report import HEADLINE_WAYS, headline, load_report_data
+from warehouse.export import open_published
 
 
 @pytest.fixture(scope="module")
 def con(built):
-    connection = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    connection = open_published(built.published)
     yield connection
     connection.close()
 

@@ -8,7 +8,6 @@ import re
 from html import unescape
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
 
@@ -17,6 +16,7 @@ from reports.content.compare import Z95, ratio, times, times_interval
 from reports.content.compare_pairs import CURATED, GROUPS, compare_pairs
 from reports.safety import slug
 from sources.bundled import DATA_DIR
+from warehouse.export import open_published
 
 CATALOG = DATA_DIR / "specs" / "gpu_specs.csv"
 ASKED = (  # the pairs issue 25 names
@@ -107,7 +107,7 @@ def _text(html: str) -> str:
 
 @pytest.fixture(scope="module")
 def con(built):
-    connection = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    connection = open_published(built.published)
     yield connection
     connection.close()
 

@@ -3,7 +3,6 @@
 
 import re
 
-import duckdb
 import polars as pl
 import pytest
 from lxml import html
@@ -13,6 +12,7 @@ from model.upgrade import UPGRADE_BUDGETS_USD
 from reports.content import as_of
 from reports.dataset import prepare_dataset
 from tests.reports.test_site_pages import horizontal_overflow
+from warehouse.export import open_published
 
 # The two screens the answer must fit in: a desktop and a phone (iPhone 12-15 viewport).
 SCREENS = {1400: 900, 390: 844}
@@ -20,7 +20,7 @@ SCREENS = {1400: 900, 390: 844}
 
 @pytest.fixture(scope="module")
 def dataset(built):
-    con = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    con = open_published(built.published)
     run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
     yield prepare_dataset(con, run_date)
     con.close()

@@ -5,11 +5,11 @@ The pages of the bundled build are parsed and checked against the published ware
 import re
 from pathlib import Path
 
-import duckdb
 import lxml.html
 import pytest
 
 from reports.content.gpu_index import HEADERS, ORDERS
+from warehouse.export import open_published
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def tables(version) -> dict[str, list[dict[str, str]]]:
 @pytest.fixture(scope="module")
 def expected(built) -> dict[str, tuple]:
     """gpu_id -> (memory_gb, new price, used price, best perf per $1,000, rank, market), in SQL."""
-    con = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    con = open_published(built.published)
     try:
         (run_date,) = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0]
         rows = con.sql(

@@ -16,6 +16,7 @@ import pytest
 from model.resale import DAYS_PER_YEAR
 from reports.charts.interactive import BUNDLE, SCRIPT
 from tests.reports.test_site_pages import DESKTOP, PHONE
+from warehouse.export import open_published
 
 CSP = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">')
 SCRIPT_TAG = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S)
@@ -188,11 +189,10 @@ def test_no_page_or_chart_shows_the_mean_market(built):
 
 def test_the_buy_or_rent_chart_reproduces_the_model_where_it_buys_new(built):
     """Re-pricing at the new price gives the model's own break-even on rows priced new."""
-    import duckdb
 
     from reports.charts.renting import at_market_price
 
-    con = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    con = open_published(built.published)
     run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
     rows = con.sql(
         "SELECT * FROM cloud_vs_buy WHERE run_date = ? AND buy_market = 'new'", params=[run_date]

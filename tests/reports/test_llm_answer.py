@@ -1,13 +1,14 @@
 """LLM inference on the real build (issue 16's "done when")."""
 
-import duckdb
 import polars as pl
 import pytest
+
+from warehouse.export import open_published
 
 
 @pytest.fixture(scope="module")
 def con(built):
-    connection = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    connection = open_published(built.published)
     yield connection
     connection.close()
 

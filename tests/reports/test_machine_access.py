@@ -26,6 +26,7 @@ from reports.content.licences import DATA_SOURCES
 from reports.content.mlcommons import TRADEMARK, UNVERIFIED, result_line
 from reports.downloads import export_tables
 from reports.feed import Entry, change_summary, earlier_entries, read_entries, render_feed
+from warehouse.export import open_published
 from warehouse.reads import read_latest_offers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +41,7 @@ def version(built) -> Path:
 
 @pytest.fixture(scope="module")
 def con(built):
-    connection = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    connection = open_published(built.published)
     yield connection
     connection.close()
 

@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from reports.methodology import (
@@ -12,12 +11,13 @@ from reports.methodology import (
     sensitivity_summary,
     update_docs,
 )
+from warehouse.export import open_published
 
 DOCS = Path(__file__).parents[2] / "docs" / "methodology.md"
 
 
 def _data(built):
-    with duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True) as con:
+    with open_published(built.published) as con:
         run_date = con.sql("SELECT max(run_date) FROM model_runs").fetchall()[0][0]
         return load_methodology_data(con, run_date)
 

@@ -5,17 +5,17 @@ nowcast prices (never older than the hard limit), wider intervals for nowcasts, 
 report and run summary calling stale inputs stale.
 """
 
-import duckdb
 import polars as pl
 import pytest
 
 from pipeline.defs.resources import GpuvalueSettings
 from pipeline.run import summary
+from warehouse.export import open_published
 
 
 @pytest.fixture(scope="module")
 def con(built):
-    connection = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    connection = open_published(built.published)
     yield connection
     connection.close()
 

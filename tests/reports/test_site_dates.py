@@ -29,6 +29,7 @@ from tests.reports.test_site_pages import (  # noqa: F401
     horizontal_overflow,
     open_page,
 )
+from warehouse.export import open_published
 
 TODAY = re.compile(r"\btoday\b", re.IGNORECASE)
 TEXT_SUFFIXES = {".html", ".md", ".svg", ".json", ".csv"}
@@ -53,7 +54,7 @@ def as_of_block(html: str) -> str:
 
 @pytest.fixture(scope="module")
 def con(built):
-    connection = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    connection = open_published(built.published)
     yield connection
     connection.close()
 

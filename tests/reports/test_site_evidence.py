@@ -4,6 +4,7 @@ pages and the methodology page, in a real browser (Debian chromium, as test_site
 import polars as pl
 
 from tests.reports.test_site_pages import DESKTOP, browser, open_page  # noqa: F401
+from warehouse.export import open_published
 
 
 def cell_texts(page, selector: str) -> list[str]:
@@ -56,9 +57,8 @@ def test_the_methodology_page_shows_the_rules_and_the_known_limits(built, browse
 
 
 def test_the_published_verdicts_carry_basis_caveat_and_ties(built):
-    import duckdb
 
-    with duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True) as con:
+    with open_published(built.published) as con:
         verdicts = con.sql("SELECT * FROM verdicts").pl()
         basis = con.sql("SELECT * FROM evidence_basis").pl()
     named = verdicts.filter(pl.col("gpu_id").is_not_null())

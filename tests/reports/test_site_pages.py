@@ -29,6 +29,7 @@ from reports.pages import (
 )
 from reports.report import load_report_data
 from reports.safety import citation_url, safe_url, slug
+from warehouse.export import open_published
 from warehouse.reads import read_latest_offers
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -58,7 +59,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def con(built):
-    connection = duckdb.connect(str(built.published / "gpuvalue.duckdb"), read_only=True)
+    connection = open_published(built.published)
     yield connection
     connection.close()
 

@@ -125,30 +125,6 @@ def test_a_night_rewrites_only_the_months_it_touched(tmp_path):
         reader.close()
 
 
-def test_a_reader_keeps_its_release_until_it_is_three_publishes_old(tmp_path):
-    con = connect(tmp_path / "w.duckdb")
-    load_day(con, "2026-01-10")
-    out = tmp_path / "published"
-    publish(con, out)
-    reader = open_published(out)  # opened on release 1
-    load_day(con, "2026-01-11")
-    publish(con, out)
-    load_day(con, "2026-01-12")
-    publish(con, out)
-    # Two publishes later the reader still sees its own release, whole and unchanged.
-    assert reader.sql("SELECT count(*) FROM price_observations").fetchall() == [(6,)]
-    fresh = open_published(out)
-    assert fresh.sql("SELECT count(*) FROM price_observations").fetchall() == [(18,)]
-    fresh.close()
-    load_day(con, "2026-01-13")
-    publish(con, out)  # release 1 is now beyond the kept three
-    releases = tmp_path / "releases"
-    assert sorted(p.name for p in releases.glob("r-*")) == ["r-000002", "r-000003", "r-000004"]
-    with pytest.raises(duckdb.Error):
-        reader.sql("SELECT count(*) FROM price_observations").fetchall()
-    reader.close()
-
-
 def test_publish_refuses_a_second_publisher(tmp_path):
     con = connect(tmp_path / "w.duckdb")
     out = tmp_path / "published"
