@@ -272,7 +272,7 @@ def full_publish(root: Path) -> float:
     return time.perf_counter() - start
 
 
-def warm_backtests(root: Path, day: dt.date) -> dict[str, int]:
+def warm_backtests(root: Path, day: dt.date, skip: bool = False) -> dict[str, int]:
     """Run the nowcast back-tests of `day` into `root`'s store, as the night before did.
 
     A steady night finds the back-tests' origins stored by the nights before it
@@ -480,6 +480,8 @@ def run_night(root: Path, archive: Path, out: Path) -> None:
 
 def timed_night(root: Path, archive: Path, work: Path, name: str) -> dict:
     out = work / f"{name}.json"
+    if out.exists():  # an earlier timing of this night: kept beside the new one
+        out.rename(work / f"{name}.{int(out.stat().st_mtime)}.json")
     subprocess.run(
         [sys.executable, __file__, "--night", str(root), str(archive), str(out)],
         check=True,
@@ -573,6 +575,17 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="time the nights again on a kept setup"
     )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="time the nights again in place on the work folder's copies (no copy of the "
+        "warehouse: the night reruns its partition, each load replacing its day's rows)",
+    )
+    parser.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="skip warm_backtests (to time code from before the back-tests' store)",
+    )
     parser.add_argument("--steps", type=int, default=4, help="slowest steps shown per stage")
     parser.add_argument("--night", nargs=3, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -583,13 +596,25 @@ def main() -> None:
     work = args.work
     archive = work / "archive"
     setup = work / "setup"
-    if args.reuse and (setup / "history").is_dir():
+    if args.again and (work / "history").is_dir():
+        # A 10-year pipeline warehouse is ~30 GB: where there is no room for the copy
+        # --keep/--reuse make, the nights run again where they are. A rerun of the night
+        # deletes and rewrites the rows the first run wrote (every load replaces its day),
+        # and publishes a new release and site version, so it does the same work.
+        for name in ("bundled", "history"):
+            t = time.perf_counter()
+            counts = warm_backtests(work / name, NIGHT - dt.timedelta(days=1), args.no_warm)
+            print(f"back-tests of the night before, {name} (untimed): "
+                  f"{time.perf_counter() - t:.0f} s; {counts}", flush=True)  # fmt: skip
+        pages = int((work / "pages.txt").read_text(encoding="utf-8"))
+        print(f"timing the nights again in place in {work} (--again)", flush=True)
+    elif args.reuse and (setup / "history").is_dir():
         # Time the night again on the kept setup (after a code change): the setup stays
         # pristine but for the back-tests' stored origins (a cache of its data), the nights
         # run on linked copies with their own warehouse files.
         for name in ("bundled", "history"):
             t = time.perf_counter()
-            counts = warm_backtests(setup / name, NIGHT - dt.timedelta(days=1))
+            counts = warm_backtests(setup / name, NIGHT - dt.timedelta(days=1), args.no_warm)
             print(f"back-tests of the night before, {name} (untimed): "
                   f"{time.perf_counter() - t:.0f} s; {counts}", flush=True)  # fmt: skip
             shutil.rmtree(work / name, ignore_errors=True)
@@ -620,7 +645,7 @@ def main() -> None:
         )
         for name in ("bundled", "history"):
             t = time.perf_counter()
-            counts = warm_backtests(work / name, NIGHT - dt.timedelta(days=1))
+            counts = warm_backtests(work / name, NIGHT - dt.timedelta(days=1), args.no_warm)
             print(f"back-tests of the night before, {name} (untimed): "
                   f"{time.perf_counter() - t:.0f} s; {counts}", flush=True)  # fmt: skip
         if args.keep:
@@ -656,7 +681,7 @@ def main() -> None:
             print(
                 f"  {name:<36} p50 {fig['p50']:7.1f}  p95 {fig['p95']:7.1f}  ({fig['rows']} rows)"
             )
-    if not (args.keep or args.reuse):
+    if not (args.keep or args.reuse or args.again):
         shutil.rmtree(work, ignore_errors=True)
 
 
