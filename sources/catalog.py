@@ -5,8 +5,10 @@ The matcher is a short list of ordered rules, first hit wins:
 1. `empty`: nothing left once marketplace text ("New Listing", "Opens in a new window
    or tab") is stripped;
 2. rejections by phrase, each a small regex table: `accessory` (water block, backplate,
-   box only, ...), `for_parts` (not working, defekt, ジャンク, ...), `laptop`, `system`
-   (gaming PC, CPU + GPU combos), `lot` (lot of, 2x RTX ..., bundle);
+   box only, ...), `for_parts` (not working, defekt, ジャンク, and the broken-card phrases
+   of `sources.title_faults`: does not work, no post, water damaged, kaputt, ...),
+   `laptop`, `system` (gaming PC, CPU + GPU combos), `lot` (lot of, 2x RTX ..., bundle,
+   and the several-card phrases of `sources.title_faults`: 2-pack, price is for both...);
 3. the model, read by the shared GPU-name knowledge base (`sources.gpu_names`): the
    longest alias at each position, so "4070 ti super" (or "4070 SUPER Ti") is one
    mention; near-miss models outside the catalog ("RTX 5050", "RX 580") are seen and

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import lxml.html
 
 from sources.retail.amazon import parse_amazon
+from sources.retail.document import decode_page
 from sources.retail.ebay import parse_ebay
 from sources.retail.money import Price, price_or_reason
 from tests.paths import FIXTURES_ROOT
@@ -323,7 +324,9 @@ def _price_elements(root: lxml.html.HtmlElement, printed: str) -> list[lxml.html
     aria-hidden twin prints the same amount in whole/fraction spans).
     """
     found = [e for e in root.iter() if isinstance(e.tag, str) and _text(e) == printed]
-    deepest = [e for e in found if not any(_text(child) == printed for child in e)]
+    deepest = [
+        e for e in found if not any(isinstance(c.tag, str) and _text(c) == printed for c in e)
+    ]
     return [e for e in deepest if _a_price(e) is None or "a-offscreen" in _classes(e)]
 
 
@@ -411,8 +414,10 @@ def _pages() -> list[_Page]:
     pages = []
     for source, (parse, names) in PAGES.items():
         for name in names:
+            # Decoded as the parsers decode it: lxml alone would guess Latin-1 for a page
+            # without a meta charset and turn "£" into "Â£".
             root = lxml.html.document_fromstring(
-                (FIXTURES_ROOT / "retail" / source / name).read_bytes()
+                decode_page((FIXTURES_ROOT / "retail" / source / name).read_bytes())
             )
             content = lxml.html.tostring(root, encoding="utf-8")
             baseline = parse(content, None).records
@@ -432,7 +437,7 @@ def test_price_texts_injected_into_fixture_pages():
         index = rng.choice(sorted(page.texts))
         printed = page.texts[index]
         case = _page_case(rng, page.baseline[index].currency)
-        root = lxml.html.document_fromstring(page.content)
+        root = lxml.html.document_fromstring(page.content.decode("utf-8"))
         _inject(root, printed)
         records = page.parse(_serialize(root, case.text), None).records
         counts[case.kind] += 1
@@ -440,6 +445,8 @@ def test_price_texts_injected_into_fixture_pages():
             failures.append(f"{page.name} {case.text!r}: a record was lost")
             continue
         for i, (before, after) in enumerate(zip(page.baseline, records, strict=True)):
+            if printed in page.texts.get(i, "") != printed:
+                continue  # one end of a range printed over three elements: changed with it
             if page.texts.get(i) != printed:
                 if after != before:
                     failures.append(f"{page.name} {case.text!r}: an untouched record changed")
