@@ -212,7 +212,7 @@ def _table_leaks(con: duckdb.DuckDBPyConnection, label: str) -> tuple[list[str],
     return found, len(columns)
 
 
-@pytest.mark.slow(seconds=70)
+@pytest.mark.slow(seconds=75)
 def test_echoed_credentials_reach_nothing_written(
     built,
     tmp_path,
