@@ -507,15 +507,8 @@ def cloud_offers(
         days = sorted(set(rows["observed_at"].cast(pl.Date).to_list()))
         checked, collapsed = gate(context, warehouse, settings, rows, known)
         rows = checked.kept
-        detail = f"{where}: {rows.height} offers"
-        if checked.quarantined.height:
-            detail += f"; {checked.summary()}"
-        if collapsed:
-            detail += f"; {collapsed} identical duplicates collapsed"
+        detail = _offers_detail(f"{where}: {rows.height} offers", checked, collapsed, bad_text)
         if bad_text:
-            detail += "; unpublishable text set to NULL: " + ", ".join(
-                f"{k} ({v})" for k, v in bad_text.items()
-            )
             context.log.warning(f"cloud_offers[{provider}]: {detail}")
         if unknown:
             detail += "; unknown GPU names: " + ", ".join(
@@ -546,6 +539,24 @@ def cloud_offers(
             "unknown_gpu_names": ", ".join(f"{k} ({v})" for k, v in sorted(unknown.items())),
         }
     )
+
+
+def _offers_detail(head: str, checked, collapsed: int, bad_text: dict[str, int]) -> str:
+    """The `source_status` detail of one provider's load.
+
+    What integrity and the free-text checks set aside, after `head` (where the offers came
+    from and how many).
+    """
+    detail = head
+    if checked.quarantined.height:
+        detail += f"; {checked.summary()}"
+    if collapsed:
+        detail += f"; {collapsed} identical duplicates collapsed"
+    if bad_text:
+        detail += "; unpublishable text set to NULL: " + ", ".join(
+            f"{k} ({v})" for k, v in bad_text.items()
+        )
+    return detail
 
 
 def live_cloud_offers(
