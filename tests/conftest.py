@@ -265,13 +265,15 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
 # 2. then every test without a build, in collection order;
 # 3. last the long ones, longest first, to whichever worker is free: the tests marked
 #    `slow(seconds)` (a pipeline run, PostgreSQL, a publish killed midway...) and the
-#    `second_night` group (its build and the tests that read it).
+#    groups of the later shared builds (`LONG_GROUPS`: each build and the tests that read
+#    it).
 # The shared builds are made once per session, by whichever worker asks first, under a
 # file lock (`_once`); the other worker reads the same folders (tests never change a
 # shared build: they copy it, `copy_build`).
-BUILD_FIXTURES = {"built", "second_night"}
-# What the second night and its readers cost on an idle machine (for the order only).
-SECOND_NIGHT_SECONDS = 60
+BUILD_FIXTURES = {"built", "second_night", "rerun"}
+# The shared builds made after `built`, each an xdist group of its readers, and what each
+# costs with its readers on an idle machine (for the order only).
+LONG_GROUPS = {"second_night": 60, "rerun": 50}
 
 
 def _seconds(item) -> float:
@@ -279,9 +281,8 @@ def _seconds(item) -> float:
     mark = item.get_closest_marker("slow")
     if mark is not None:
         return float(mark.kwargs.get("seconds", mark.args[0] if mark.args else 30))
-    if "second_night" in getattr(item, "fixturenames", ()):
-        return SECOND_NIGHT_SECONDS
-    return 0.0
+    names = set(getattr(item, "fixturenames", ()))
+    return max((seconds for group, seconds in LONG_GROUPS.items() if group in names), default=0.0)
 
 
 def _group(item) -> str | None:
@@ -290,8 +291,9 @@ def _group(item) -> str | None:
     names = set(getattr(item, "fixturenames", ()))
     if item.get_closest_marker("slow") is not None:
         return None
-    if "second_night" in names:
-        return "second_night"
+    for group in LONG_GROUPS:
+        if group in names:
+            return group
     if "built" in names:
         return "builds"
     return None
@@ -529,6 +531,58 @@ def _second_night(built: Build, tmp: Path) -> Night:
     assert night_day[0] == CAPTCHA_AT.date().isoformat()  # the captcha page is the night's
     result = build(night.root, data, days=night_day, archive_dir=str(archive), as_of=NIGHT2)
     return Night(result, before, run_date, site_before, data)
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """The whole graph run again on a copy of `built`: every bundled day, the same inputs."""
+
+    build: Build
+    before: dict[str, int]  # published row counts before the rerun
+    first: str  # the first version's name (the as-of date)
+    site_before: dict[str, str]  # sha256 of every file of the first version, before
+
+
+@pytest.fixture(scope="session")
+def rerun(built, tmp_path_factory) -> Rerun:
+    """A rerun of the bundled build's as-of date, made once for every test that reads one:
+    it re-ingests every bundled day and runs the model, the report, the site and the
+    publish again, as `make run` twice does (tests/pipeline/test_pipeline.py: every row
+    count unchanged; tests/reports/test_site_rerun.py: a second version beside the first).
+    """
+
+    def save(out: Rerun) -> dict:
+        return {
+            "build": _save_build(out.build),
+            "before": out.before,
+            "first": out.first,
+            "site_before": out.site_before,
+        }
+
+    def load(saved: dict) -> Rerun:
+        return Rerun(
+            _load_build(saved["build"]),
+            saved["before"],
+            saved["first"],
+            saved["site_before"],
+        )
+
+    return _once(tmp_path_factory, "rerun", functools.partial(_rerun, built), save, load)
+
+
+def _rerun(built: Build, tmp: Path) -> Rerun:
+    from warehouse.db import row_counts
+    from warehouse.export import open_published
+
+    out = copy_build(built, tmp / "root")
+    con = open_published(out.published)
+    try:
+        before = row_counts(con)
+    finally:
+        con.close()
+    first = os.readlink(out.site / "latest").rsplit(".", 1)[0].rsplit("/", 1)[-1]
+    site_before = digest(out.site / first)
+    return Rerun(build(out.root), before, first, site_before)
 
 
 @pytest.fixture
