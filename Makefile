@@ -30,11 +30,11 @@ run: env  ## run the whole pipeline on the bundled snapshot, offline, and build 
 # without .pyc files each compiles Dagster and the project again (~2.5 s of CPU apiece)
 # and pytest rewrites every test module's asserts again in each worker (docs/performance.md).
 test: export PYTHONDONTWRITEBYTECODE =
-test: env  ## ruff, import contracts and pytest (which runs dg check defs; deprecation warnings are errors)
+test: env  ## ruff, import contracts and pytest (deprecation warnings are errors)
 	$(RUN) ruff check --no-cache .
 	$(RUN) ruff format --no-cache --check .
 	$(RUN) lint-imports --no-cache
-	$(RUN) pytest
+	$(RUN) pytest --chart-cache=.build/test-chart-cache
 
 lint: env  ## ruff lint and format check, import contracts (docs/architecture.md)
 	$(RUN) ruff check --no-cache .

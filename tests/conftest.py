@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import datetime as dt
+import errno
 import fcntl
 import functools
 import hashlib
@@ -71,6 +72,10 @@ class Build:
 CHARTS_ENV = "GPUVALUE_TEST_CHART_CACHE"
 
 
+# Kept chart entries not used for this long are removed when a session starts.
+CHART_CACHE_DAYS = 14
+
+
 def pytest_addoption(parser) -> None:
     parser.addoption(
         "--cpu-durations",
@@ -80,12 +85,32 @@ def pytest_addoption(parser) -> None:
         help="show the CPU seconds (user + sys, the test process and the children it waited "
         "for) of the N costliest tests and of each worker (0: all)",
     )
+    parser.addoption(
+        "--chart-cache",
+        default=None,
+        metavar="DIR",
+        help="keep the session's rendered charts in DIR for the next session (`make test`: "
+        ".build/test-chart-cache); by default a fresh folder, removed at the end",
+    )
 
 
 def pytest_configure(config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         os.environ[CHARTS_ENV] = workerinput[CHARTS_ENV]
+        return
+    kept = config.getoption("chart_cache")
+    if kept:
+        # Content-addressed (vl-convert's version and the whole spec), so an entry is never
+        # stale: a chart whose spec or renderer changed misses and is rendered again. Entries
+        # no build of the last CHART_CACHE_DAYS used are dropped (`chart_cache` touches them).
+        folder = Path(kept).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        cutoff = dt.datetime.now().timestamp() - CHART_CACHE_DAYS * 86400
+        for entry in folder.iterdir():
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                entry.unlink(missing_ok=True)
+        os.environ[CHARTS_ENV] = str(folder)
         return
     folder = tempfile.mkdtemp(prefix="gpuvalue-test-charts-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
@@ -165,6 +190,19 @@ def _entries(folder: Path) -> Iterator[Path]:
     return (p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
 
 
+def _link(entry: Path, target: Path) -> None:
+    """A hard link, or a copy where the two folders are on different filesystems (a kept
+    cache in the checkout, the builds in a tmpfs /tmp)."""
+    try:
+        os.link(entry, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        if target.exists():
+            raise FileExistsError(target) from exc
+        shutil.copy2(entry, target)
+
+
 @contextlib.contextmanager
 def chart_cache(build_dir: Path) -> Iterator[Path]:
     """`build_dir/chart-cache` as a view of the session's chart cache while a build runs.
@@ -184,13 +222,15 @@ def chart_cache(build_dir: Path) -> Iterator[Path]:
     view.mkdir(parents=True)
     shared = Path(os.environ[CHARTS_ENV])
     for entry in _entries(shared):
-        os.link(entry, view / entry.name)
+        _link(entry, view / entry.name)
     try:
         yield view
     finally:
         for entry in _entries(view):
             with contextlib.suppress(FileExistsError):
-                os.link(entry, shared / entry.name)
+                _link(entry, shared / entry.name)
+            # Used now: a kept cache (--chart-cache) drops what no build used for a while.
+            os.utime(shared / entry.name)
 
 
 def build(root: Path, data_dir: Path = DATA_DIR, days=None, **settings_fields) -> Build:
