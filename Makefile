@@ -24,11 +24,17 @@ env: .venv/.synced  ## create the environment (uv sync from uv.lock)
 run: env  ## run the whole pipeline on the bundled snapshot, offline, and build the site (LIVE=1: fetch today's prices)
 	$(RUN) python -m pipeline.run $(if $(LIVE),--live,)
 
-test: env  ## ruff, import contracts and pytest (which runs dg check defs; deprecation warnings are errors)
+# Python keeps its bytecode for the test run even where the environment turns that off
+# (PYTHONDONTWRITEBYTECODE=1): the suite starts ~40 Python processes (two workers, the
+# Dagster CLI, webservers, daemons, code servers, run processes, CLI examples), and
+# without .pyc files each compiles Dagster and the project again (~2.5 s of CPU apiece)
+# and pytest rewrites every test module's asserts again in each worker (docs/performance.md).
+test: export PYTHONDONTWRITEBYTECODE =
+test: env  ## ruff, import contracts and pytest (deprecation warnings are errors)
 	$(RUN) ruff check --no-cache .
 	$(RUN) ruff format --no-cache --check .
 	$(RUN) lint-imports --no-cache
-	$(RUN) pytest
+	$(RUN) pytest --chart-cache=.build/test-chart-cache
 
 lint: env  ## ruff lint and format check, import contracts (docs/architecture.md)
 	$(RUN) ruff check --no-cache .

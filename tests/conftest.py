@@ -1,33 +1,54 @@
+"""The suite's shared builds, their order on two workers, and its CPU-time report.
+
+Dagster, the pipeline and the warehouse are imported inside the functions that use them:
+the xdist controller loads this file too, and it runs no test (a heavy import here cost
+it ~5 s of CPU, and the workers waited for it).
+"""
+
+from __future__ import annotations
+
 import atexit
 import contextlib
 import datetime as dt
+import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
+import resource
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import dagster as dg
 import pytest
-from dagster_duckdb import DuckDBResource
 
-from pipeline.definitions import defs as load_defs
-from pipeline.defs.resources import GpuvalueSettings
-from pipeline.run import build_into, snapshot_days
-from sources.archive import Archive
 from sources.bundled import DATA_DIR
-from warehouse.db import row_counts
-from warehouse.export import open_published
 
-# A second night: the bundled snapshot's newest partition day alone, as the nightly job
-# runs it. Tests that change an input and run again use it instead of re-materializing
-# every day of the snapshot (the fixture `built` has them all).
-NIGHT = (snapshot_days(GpuvalueSettings())[1],) * 2
+if TYPE_CHECKING:
+    import dagster as dg
+
+
+@functools.cache
+def night_days() -> tuple[str, str]:
+    """A second night: the bundled snapshot's newest partition day alone, as the nightly
+    job runs it. Tests that change an input and run again use it (`NIGHT`) instead of
+    re-materializing every day of the snapshot (the fixture `built` has them all)."""
+    from pipeline.defs.resources import GpuvalueSettings
+    from pipeline.run import snapshot_days
+
+    return (snapshot_days(GpuvalueSettings())[1],) * 2
+
+
+def __getattr__(name: str) -> object:
+    """`NIGHT` (`night_days()`), computed when a test module imports it, not when the
+    controller loads this file."""
+    if name == "NIGHT":
+        return night_days()
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -51,10 +72,45 @@ class Build:
 CHARTS_ENV = "GPUVALUE_TEST_CHART_CACHE"
 
 
+# Kept chart entries not used for this long are removed when a session starts.
+CHART_CACHE_DAYS = 14
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--cpu-durations",
+        type=int,
+        default=None,
+        metavar="N",
+        help="show the CPU seconds (user + sys, the test process and the children it waited "
+        "for) of the N costliest tests and of each worker (0: all)",
+    )
+    parser.addoption(
+        "--chart-cache",
+        default=None,
+        metavar="DIR",
+        help="keep the session's rendered charts in DIR for the next session (`make test`: "
+        ".build/test-chart-cache); by default a fresh folder, removed at the end",
+    )
+
+
 def pytest_configure(config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         os.environ[CHARTS_ENV] = workerinput[CHARTS_ENV]
+        return
+    kept = config.getoption("chart_cache")
+    if kept:
+        # Content-addressed (vl-convert's version and the whole spec), so an entry is never
+        # stale: a chart whose spec or renderer changed misses and is rendered again. Entries
+        # no build of the last CHART_CACHE_DAYS used are dropped (`chart_cache` touches them).
+        folder = Path(kept).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        cutoff = dt.datetime.now().timestamp() - CHART_CACHE_DAYS * 86400
+        for entry in folder.iterdir():
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                entry.unlink(missing_ok=True)
+        os.environ[CHARTS_ENV] = str(folder)
         return
     folder = tempfile.mkdtemp(prefix="gpuvalue-test-charts-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
@@ -67,20 +123,96 @@ def pytest_configure_node(node) -> None:
     node.workerinput[CHARTS_ENV] = os.environ[CHARTS_ENV]
 
 
-def _svgs(folder: Path) -> Iterator[Path]:
-    # Finished entries only: SvgCache stages a new SVG under a dotted name, then renames.
-    return (p for p in folder.iterdir() if p.suffix == ".svg" and not p.name.startswith("."))
+# CPU time, not wall time: the machine is shared, so wall time measures the neighbours.
+# Each test's figure is the getrusage delta of its whole protocol (setup, call, teardown) in
+# its worker, children included (a subprocess counts once it has been waited for), so a
+# shared build's cost lands on the first test that asked for it.
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+_test_cpu: dict[str, float] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = _cpu()
+    yield
+    _test_cpu[item.nodeid] = _cpu() - start
+
+
+def pytest_sessionfinish(session) -> None:
+    """xdist: each worker hands its figures to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["cpu"] = {"tests": _test_cpu, "total": _cpu()}
+
+
+_worker_cpu: dict[str, dict] = {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """xdist: the controller keeps each worker's figures."""
+    cpu = getattr(node, "workeroutput", {}).get("cpu")
+    if cpu is not None:
+        _worker_cpu[node.gateway.id] = cpu
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    count = config.getoption("cpu_durations")
+    if count is None:
+        return
+    workers = _worker_cpu or {"main": {"tests": _test_cpu, "total": _cpu()}}
+    write = terminalreporter.write_line
+    terminalreporter.section("CPU seconds (user + sys, children included)")
+    if _worker_cpu:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        write(f"controller: {own.ru_utime + own.ru_stime:.1f} (its own process)")
+    for name, cpu in sorted(workers.items()):
+        tests = sum(cpu["tests"].values())
+        write(f"{name}: {cpu['total']:.1f} ({tests:.1f} in {len(cpu['tests'])} tests)")
+    write(f"all workers: {sum(c['total'] for c in workers.values()):.1f}")
+    ranked = sorted(
+        ((seconds, nodeid) for c in workers.values() for nodeid, seconds in c["tests"].items()),
+        reverse=True,
+    )
+    for seconds, nodeid in ranked[: count or None]:
+        write(f"{seconds:8.1f}  {nodeid}")
+
+
+def _entries(folder: Path) -> Iterator[Path]:
+    # Finished entries only: SvgCache stages a new entry under a dotted name, then renames.
+    # Every kind is shared: the SVGs and the interactive charts' JavaScript bundle (~2.5 s
+    # of CPU to make, once per build before it was shared).
+    return (p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def _link(entry: Path, target: Path) -> None:
+    """A hard link, or a copy where the two folders are on different filesystems (a kept
+    cache in the checkout, the builds in a tmpfs /tmp)."""
+    try:
+        os.link(entry, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        if target.exists():
+            raise FileExistsError(target) from exc
+        shutil.copy2(entry, target)
 
 
 @contextlib.contextmanager
 def chart_cache(build_dir: Path) -> Iterator[Path]:
-    """`build_dir/chart-cache` as a view of the session's SVGs while a build runs.
+    """`build_dir/chart-cache` as a view of the session's chart cache while a build runs.
 
-    The view holds hard links to every SVG the session has rendered so far; afterwards the
-    SVGs this build added are linked back. SvgCache never rewrites an entry in place (a new
-    one is written aside and renamed), and its prune removes unused entries from the view
-    only, so builds in any order, in either worker, reuse each other's charts. A copied
-    build's own view (or the symlink older copies held) is replaced.
+    The view holds hard links to every entry (SVGs, the charts' script bundle) the session
+    has made so far; afterwards the entries this build added are linked back. SvgCache
+    never rewrites an entry in place (a new one is written aside and renamed), and its
+    prune removes unused entries from the view only, so builds in any order, in either
+    worker, reuse each other's charts. A copied build's own view (or the symlink older
+    copies held) is replaced.
     """
     view = build_dir / "chart-cache"
     if view.is_symlink() or view.is_file():
@@ -89,14 +221,16 @@ def chart_cache(build_dir: Path) -> Iterator[Path]:
         shutil.rmtree(view)
     view.mkdir(parents=True)
     shared = Path(os.environ[CHARTS_ENV])
-    for entry in _svgs(shared):
-        os.link(entry, view / entry.name)
+    for entry in _entries(shared):
+        _link(entry, view / entry.name)
     try:
         yield view
     finally:
-        for entry in _svgs(view):
+        for entry in _entries(view):
             with contextlib.suppress(FileExistsError):
-                os.link(entry, shared / entry.name)
+                _link(entry, shared / entry.name)
+            # Used now: a kept cache (--chart-cache) drops what no build used for a while.
+            os.utime(shared / entry.name)
 
 
 def build(root: Path, data_dir: Path = DATA_DIR, days=None, **settings_fields) -> Build:
@@ -105,6 +239,8 @@ def build(root: Path, data_dir: Path = DATA_DIR, days=None, **settings_fields) -
     The builds of one test session share their rendered charts (`chart_cache`), as the
     nights of one deployment do; each build's own outputs stay under `root`.
     """
+    from pipeline.run import build_into
+
     with chart_cache(root / ".build"):
         settings, result = build_into(root, data_dir, days=days, **settings_fields)
     return Build(
@@ -135,6 +271,12 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
     ingest (and its eight cloud runs) would only reload the same rows, and the site and
     publish are tested on their own.
     """
+    import dagster as dg
+    from dagster_duckdb import DuckDBResource
+
+    from pipeline.definitions import defs as load_defs
+    from pipeline.defs.resources import GpuvalueSettings
+
     copy_build(source, root)
     defs = load_defs()
     settings = GpuvalueSettings(
@@ -163,13 +305,15 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
 # 2. then every test without a build, in collection order;
 # 3. last the long ones, longest first, to whichever worker is free: the tests marked
 #    `slow(seconds)` (a pipeline run, PostgreSQL, a publish killed midway...) and the
-#    `second_night` group (its build and the tests that read it).
+#    groups of the later shared builds (`LONG_GROUPS`: each build and the tests that read
+#    it).
 # The shared builds are made once per session, by whichever worker asks first, under a
 # file lock (`_once`); the other worker reads the same folders (tests never change a
 # shared build: they copy it, `copy_build`).
-BUILD_FIXTURES = {"built", "second_night"}
-# What the second night and its readers cost on an idle machine (for the order only).
-SECOND_NIGHT_SECONDS = 60
+BUILD_FIXTURES = {"built", "second_night", "rerun"}
+# The shared builds made after `built`, each an xdist group of its readers, and what each
+# costs with its readers on an idle machine (for the order only).
+LONG_GROUPS = {"second_night": 60, "rerun": 50}
 
 
 def _seconds(item) -> float:
@@ -177,9 +321,8 @@ def _seconds(item) -> float:
     mark = item.get_closest_marker("slow")
     if mark is not None:
         return float(mark.kwargs.get("seconds", mark.args[0] if mark.args else 30))
-    if "second_night" in getattr(item, "fixturenames", ()):
-        return SECOND_NIGHT_SECONDS
-    return 0.0
+    names = set(getattr(item, "fixturenames", ()))
+    return max((seconds for group, seconds in LONG_GROUPS.items() if group in names), default=0.0)
 
 
 def _group(item) -> str | None:
@@ -188,8 +331,9 @@ def _group(item) -> str | None:
     names = set(getattr(item, "fixturenames", ()))
     if item.get_closest_marker("slow") is not None:
         return None
-    if "second_night" in names:
-        return "second_night"
+    for group in LONG_GROUPS:
+        if group in names:
+            return group
     if "built" in names:
         return "builds"
     return None
@@ -266,6 +410,8 @@ def _once(
 
 def _save_build(out: Build) -> dict:
     """A Build as JSON: its folders and its Dagster run (the events, with Dagster's serdes)."""
+    import dagster as dg
+
     return {
         "root": str(out.root),
         "warehouse": str(out.warehouse),
@@ -280,6 +426,8 @@ def _load_build(saved: dict) -> Build:
     """The Build another worker made: the same folders, and its run rebuilt from its events
     (success, every event, materializations and check evaluations; not the job's outputs,
     which no test reads: `job_def` is not kept)."""
+    import dagster as dg
+
     result = dg.ExecuteInProcessResult(
         dg.deserialize_value(saved["events"]),
         dg.deserialize_value(saved["run"], dg.DagsterRun),
@@ -358,7 +506,9 @@ def second_night(built, tmp_path_factory) -> Night:
             Path(saved["data_dir"]),
         )
 
-    return _once(tmp_path_factory, "second_night", partial(_second_night, built), save, load)
+    return _once(
+        tmp_path_factory, "second_night", functools.partial(_second_night, built), save, load
+    )
 
 
 def _second_night(built: Build, tmp: Path) -> Night:
@@ -377,6 +527,10 @@ def _second_night(built: Build, tmp: Path) -> Night:
       (tests/reports/test_site_changes.py: what changed since the first night).
     The night runs as the nightly job does, one partition day, dated NIGHT2.
     """
+    from sources.archive import Archive
+    from warehouse.db import row_counts
+    from warehouse.export import open_published
+
     night = copy_build(built, tmp / "root")
     con = open_published(night.published)
     try:
@@ -413,9 +567,62 @@ def _second_night(built: Build, tmp: Path) -> Night:
         out.append(",".join(fields))
     out.append(UK_SOLD_ROW)
     uk.write_text("".join(out), encoding="utf-8")
-    assert NIGHT[0] == CAPTCHA_AT.date().isoformat()  # the captcha page is the night's
-    result = build(night.root, data, days=NIGHT, archive_dir=str(archive), as_of=NIGHT2)
+    night_day = night_days()
+    assert night_day[0] == CAPTCHA_AT.date().isoformat()  # the captcha page is the night's
+    result = build(night.root, data, days=night_day, archive_dir=str(archive), as_of=NIGHT2)
     return Night(result, before, run_date, site_before, data)
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """The whole graph run again on a copy of `built`: every bundled day, the same inputs."""
+
+    build: Build
+    before: dict[str, int]  # published row counts before the rerun
+    first: str  # the first version's name (the as-of date)
+    site_before: dict[str, str]  # sha256 of every file of the first version, before
+
+
+@pytest.fixture(scope="session")
+def rerun(built, tmp_path_factory) -> Rerun:
+    """A rerun of the bundled build's as-of date, made once for every test that reads one:
+    it re-ingests every bundled day and runs the model, the report, the site and the
+    publish again, as `make run` twice does (tests/pipeline/test_pipeline.py: every row
+    count unchanged; tests/reports/test_site_rerun.py: a second version beside the first).
+    """
+
+    def save(out: Rerun) -> dict:
+        return {
+            "build": _save_build(out.build),
+            "before": out.before,
+            "first": out.first,
+            "site_before": out.site_before,
+        }
+
+    def load(saved: dict) -> Rerun:
+        return Rerun(
+            _load_build(saved["build"]),
+            saved["before"],
+            saved["first"],
+            saved["site_before"],
+        )
+
+    return _once(tmp_path_factory, "rerun", functools.partial(_rerun, built), save, load)
+
+
+def _rerun(built: Build, tmp: Path) -> Rerun:
+    from warehouse.db import row_counts
+    from warehouse.export import open_published
+
+    out = copy_build(built, tmp / "root")
+    con = open_published(out.published)
+    try:
+        before = row_counts(con)
+    finally:
+        con.close()
+    first = os.readlink(out.site / "latest").rsplit(".", 1)[0].rsplit("/", 1)[-1]
+    site_before = digest(out.site / first)
+    return Rerun(build(out.root), before, first, site_before)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ and (dagster.yaml: `code_servers.wait_for_local_processes_on_shutdown`) its code
 process of the tree may be left. Nothing leaves 127.0.0.1.
 """
 
+import json
 import os
 import signal
 import socket
@@ -15,6 +16,8 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 READY_S = 420  # the UI loads every definition first: slow on a busy 2-core machine
@@ -52,6 +55,32 @@ def running(pid: int) -> str | None:
         return None
 
 
+# What `dg check defs` checks (it used to run as a process of its own in
+# tests/pipeline/test_defs.py, ~8 s of CPU loading the same code location again): the code
+# location `dg dev` loads, read back from its webserver.
+LOCATIONS = """{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus
+  locationOrLoadError { __typename ... on PythonError { message stack }
+    ... on RepositoryLocation { repositories { jobs { name } } } } } } } }"""
+
+
+def code_location(port: int, deadline: float) -> dict:
+    """The workspace's one code location once it has loaded (or failed to)."""
+    while True:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/graphql",
+            data=json.dumps({"query": LOCATIONS}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            entries = json.load(response)["data"]["workspaceOrError"]["locationEntries"]
+        assert len(entries) == 1, entries
+        if entries[0]["loadStatus"] == "LOADED":
+            return entries[0]["locationOrLoadError"]
+        assert time.monotonic() < deadline, f"the code location did not load: {entries}"
+        time.sleep(1)
+
+
+@pytest.mark.slow(seconds=30)
 def test_make_dev_stops_cleanly_on_sigterm(tmp_path):
     port = free_port()
     log = (tmp_path / "dev.log").open("wb")
@@ -72,6 +101,11 @@ def test_make_dev_stops_cleanly_on_sigterm(tmp_path):
             except OSError:
                 assert time.monotonic() < deadline, "make dev did not answer in time"
                 time.sleep(1)
+        # The definitions load in the code location (`dg check defs`): no error, every job.
+        location = code_location(port, deadline)
+        assert location["__typename"] == "RepositoryLocation", location
+        jobs = {job["name"] for repo in location["repositories"] for job in repo["jobs"]}
+        assert {"nightly", "nightly_cloud"} <= jobs, jobs
         tree = descendants(make.pid)
         names = " ".join(running(p) or "" for p in tree)
         assert "dagster_webserver" in names and "dagster._daemon" in names

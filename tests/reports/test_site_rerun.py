@@ -1,47 +1,30 @@
 """A rerun with an as-of date already published (issue 25 item 8): a new version beside it.
 
-The cheapest real rerun: a copy of the shared build (`built`) on which only the steps after
-the model run again (the report, the site and the publish: the same warehouse, rendered and
-published a second time), as a rerun of the same date does after the model.
+The rerun is the session's shared one (`rerun`, tests/conftest.py): a copy of the bundled
+build on which the whole graph runs again on the same inputs (every bundled day ingested
+again, then the model, the report, the site and the publish), as `make run` twice does.
 """
 
 import os
 
-import dagster as dg
 import pytest
-from dagster_duckdb import DuckDBResource
 
-from pipeline.defs.report.assets import published_warehouse, report, site
-from pipeline.defs.resources import GpuvalueSettings
 from reports.site import render_index
-from tests.conftest import copy_build, digest
+from tests.conftest import digest
 from warehouse.db import connect
 from warehouse.publish import publish
 from warehouse.release import CURRENT, PublishError, SiteVersion
 
 
 @pytest.fixture(scope="module")
-def rerun(built, tmp_path_factory):
+def rerun_site(rerun):
     """(the first version's name, its files' digest before the rerun, the rerun's build)."""
-    out = copy_build(built, tmp_path_factory.mktemp("rerun") / "root")
-    first = os.readlink(out.site / "latest").rsplit(".", 1)[0].rsplit("/", 1)[-1]
-    before = digest(out.site / first)
-    settings = GpuvalueSettings(
-        build_dir=str(out.root / ".build"),
-        site_dir=str(out.site),
-        published_dir=str(out.published),
-    )
-    result = dg.materialize(
-        [report, site, published_warehouse],
-        resources={"settings": settings, "warehouse": DuckDBResource(database=str(out.warehouse))},
-        raise_on_error=False,
-    )
-    assert result.success
-    return first, before, out
+    assert rerun.build.result.success
+    return rerun.first, rerun.site_before, rerun.build
 
 
-def test_a_rerun_is_a_new_version_and_the_first_stays_byte_identical(rerun):
-    first, before, out = rerun
+def test_a_rerun_is_a_new_version_and_the_first_stays_byte_identical(rerun_site):
+    first, before, out = rerun_site
     assert first == "2026-10-07"
     again = f"{first}.2"
     assert digest(out.site / first) == before  # every file, byte for byte
@@ -52,8 +35,8 @@ def test_a_rerun_is_a_new_version_and_the_first_stays_byte_identical(rerun):
     assert index.index(f'href="{again}/index.html"') < index.index(f'href="{first}/index.html"')
 
 
-def test_the_rerun_says_what_changed_since_the_first(rerun):
-    first, _, out = rerun
+def test_the_rerun_says_what_changed_since_the_first(rerun_site):
+    first, _, out = rerun_site
     again = out.site / f"{first}.2"
     report_md = (again / "report.md").read_text(encoding="utf-8")
     assert report_md.startswith(f"# gpuvalue report, {first}.2")
@@ -70,9 +53,9 @@ def test_the_rerun_says_what_changed_since_the_first(rerun):
     assert f"gpuvalue {first}.2: downloads" in downloads
 
 
-def test_a_published_version_is_never_published_again(rerun, tmp_path):
+def test_a_published_version_is_never_published_again(rerun_site, tmp_path):
     """The publish itself refuses a name already published, whatever calls it."""
-    first, before, out = rerun
+    first, before, out = rerun_site
     current = os.readlink(out.root / "releases" / CURRENT)
     con = connect(out.warehouse)
     try:
