@@ -80,12 +80,27 @@ def read_price_observations(con: duckdb.DuckDBPyConnection, run_date: dt.date) -
 
 
 def read_latest_offers(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.DataFrame:
-    """Each provider's newest cloud snapshot on or before the run date (older is history)."""
-    return con.sql(
-        "SELECT * FROM cloud_offers c WHERE CAST(observed_at AS DATE) = ("
-        " SELECT max(CAST(d.observed_at AS DATE)) FROM cloud_offers d"
-        " WHERE d.provider = c.provider AND CAST(d.observed_at AS DATE) <= ?)",
+    """Each provider's newest cloud snapshot on or before the run date (older is history).
+
+    Read by most model assets and the site, so in two bounded steps rather than one
+    correlated query over every offer ever kept: each provider's newest day (a max over
+    two columns; the raw timestamp compared, never a cast of every row), then only the rows
+    from the oldest of those days to the run date, a range DuckDB answers from the row
+    groups' min/max (offers arrive in day order). Rows come in table order, as before.
+    """
+    newest = con.sql(
+        "SELECT provider, CAST(max(observed_at) AS DATE) FROM cloud_offers"
+        " WHERE observed_at < CAST(? AS DATE) + INTERVAL 1 DAY GROUP BY provider",
         params=[run_date],
+    ).fetchall()
+    if not newest:
+        return con.sql("SELECT * FROM cloud_offers LIMIT 0").pl()
+    providers, days = [p for p, _ in newest], [d for _, d in newest]
+    return con.sql(
+        "SELECT * FROM cloud_offers WHERE observed_at >= ?"
+        " AND observed_at < CAST(? AS DATE) + INTERVAL 1 DAY AND CAST(observed_at AS DATE)"
+        " = map_extract_value(MAP(?::VARCHAR[], ?::DATE[]), provider)",
+        params=[min(days), run_date, providers, days],
     ).pl()
 
 
