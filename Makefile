@@ -9,7 +9,7 @@ DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export UV_LINK_MODE ?= copy
 PORT ?= 8000
 
-.PHONY: help env run test lint format dev serve query docs bench bench-history postgres postgres-stop prod prod-stop prod-status clean
+.PHONY: help env run test test-nights lint format dev serve query docs bench bench-history postgres postgres-stop prod prod-stop prod-status clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -30,11 +30,15 @@ run: env  ## run the whole pipeline on the bundled snapshot, offline, and build 
 # without .pyc files each compiles Dagster and the project again (~2.5 s of CPU apiece)
 # and pytest rewrites every test module's asserts again in each worker (docs/performance.md).
 test: export PYTHONDONTWRITEBYTECODE =
-test: env  ## ruff, import contracts and pytest (deprecation warnings are errors)
+test: env  ## ruff, import contracts and pytest but the night tier (deprecation warnings are errors)
 	$(RUN) ruff check --no-cache .
 	$(RUN) ruff format --no-cache --check .
 	$(RUN) lint-imports --no-cache
-	$(RUN) pytest --chart-cache=.build/test-chart-cache
+	$(RUN) pytest -m "not night" --chart-cache=.build/test-chart-cache
+
+test-nights: export PYTHONDONTWRITEBYTECODE =
+test-nights: env  ## the night tier: tests that run whole nights of their own (CI runs it after make test)
+	$(RUN) pytest -m night --chart-cache=.build/test-chart-cache
 
 lint: env  ## ruff lint and format check, import contracts (docs/architecture.md)
 	$(RUN) ruff check --no-cache .

@@ -299,14 +299,19 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
 
 
 # Whole pipeline runs are most of the suite's time. How the suite keeps two workers busy
-# (`-n 2 --dist loadgroup --no-loadscope-reorder`: work is dealt out in the order below):
-# 1. first, the `builds` group: the tests that only read the bundled build (`built`), on
-#    one worker, which builds it while the other worker starts on the fast tests;
-# 2. then every test without a build, in collection order;
-# 3. last the long ones, longest first, to whichever worker is free: the tests marked
-#    `slow(seconds)` (a pipeline run, PostgreSQL, a publish killed midway...) and the
-#    groups of the later shared builds (`LONG_GROUPS`: each build and the tests that read
-#    it).
+# (`-n 2 --dist loadgroup --no-loadscope-reorder`: work is dealt out in the order below,
+# one test at a time to whichever worker is free, except an xdist group, which goes whole
+# to one worker):
+# 1. first, one test that reads the bundled build (`built`): its worker builds it while
+#    the other worker starts on the fast tests;
+# 2. then every test without a build, in collection order (both workers, once the build
+#    is made);
+# 3. then the other tests that read the bundled build, on both workers: the build is made
+#    by the time they come up (a worker that asks earlier waits for it, `_once`);
+# 4. last the long ones (the `night` tier), longest first, to whichever worker is free: the
+#    tests marked `slow(seconds)` (a pipeline run, PostgreSQL, a publish killed midway...)
+#    and the groups of the later shared builds (`LONG_GROUPS`: each build and the tests
+#    that read it).
 # The shared builds are made once per session, by whichever worker asks first, under a
 # file lock (`_once`); the other worker reads the same folders (tests never change a
 # shared build: they copy it, `copy_build`).
@@ -326,33 +331,50 @@ def _seconds(item) -> float:
 
 
 def _group(item) -> str | None:
-    """The xdist group of a test reading a shared build; none for a `slow` one (it copies
-    the build and runs on its own, on either worker)."""
+    """The xdist group of a test reading a later shared build; none for a `slow` one (it
+    copies the build and runs on its own, on either worker) or a reader of `built`."""
     names = set(getattr(item, "fixturenames", ()))
     if item.get_closest_marker("slow") is not None:
         return None
     for group in LONG_GROUPS:
         if group in names:
             return group
-    if "built" in names:
-        return "builds"
     return None
 
 
+def _reads_built(item) -> bool:
+    return not _seconds(item) and "built" in getattr(item, "fixturenames", ())
+
+
+# The long ones of NIGHT_SECONDS or more are also the `night` tier (`make test-nights`,
+# which CI runs after `make test`): each runs a night of its own (live, production, dev
+# server, crash-safety...) or reads a later shared night (`second_night`, `rerun`). `make
+# test` is the rest: every unit test, every test that reads the one bundled build, and the
+# short slow ones (a refused spec file, a refused cloud file, a full disk: seconds each)
+# (docs/performance.md, "Test tiers").
+NIGHT_SECONDS = 10
+
+
 # tryfirst: xdist's worker turns the marks into node ids in its own hook of this name, so
-# they must be set before it runs (otherwise the group is ignored and each worker builds).
+# they must be set before it runs (otherwise the group is ignored and each worker builds);
+# and the mark plugin's own hook deselects by `-m` after this one.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items) -> None:
     for item in items:
         group = _group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+        if _seconds(item) >= NIGHT_SECONDS:
+            item.add_marker(pytest.mark.night)
+    first = next((item for item in items if _reads_built(item)), None)
 
     def order(item) -> tuple[int, float]:
-        if _group(item) == "builds":
+        if item is first:
             return (0, 0.0)
+        if _reads_built(item):
+            return (2, 0.0)
         seconds = _seconds(item)
-        return (2, -seconds) if seconds else (1, 0.0)
+        return (3, -seconds) if seconds else (1, 0.0)
 
     items.sort(key=order)  # stable: collection order within each rank
 

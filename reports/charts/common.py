@@ -111,20 +111,23 @@ def configured(chart: alt.TopLevelMixin, narrow: bool = False) -> alt.TopLevelMi
     """Fonts and legends.
 
     A narrow chart stacks each legend's entries vertically: a row of entries would make it
-    wider than a phone.
+    wider than a phone. The config is set on a shallow copy in one step: each of Altair's
+    `configure_*` methods copies the whole chart (~0.15 s a chart, 26 charts a night).
     """
-    return (
-        chart.configure_axis(**_FONT)
-        .configure_legend(
+    chart = chart.copy(deep=False)
+    chart.config = alt.Config(
+        axis=alt.AxisConfig(**_FONT),
+        legend=alt.LegendConfig(
             labelFontSize=11,
             titleFontSize=11,
             orient="bottom",
             direction="vertical" if narrow else "horizontal",
-        )
-        .configure_title(fontSize=14, anchor="start")
-        .configure_header(labelFontSize=12, titleFontSize=12)
-        .configure_view(stroke=None)
+        ),
+        title=alt.TitleConfig(fontSize=14, anchor="start"),
+        header=alt.HeaderConfig(labelFontSize=12, titleFontSize=12),
+        view=alt.ViewConfig(stroke=None),
     )
+    return chart
 
 
 def wrap_title(text: str, narrow: bool, width: int = 40) -> str | list[str]:
@@ -201,13 +204,15 @@ def legend_pick(field: str, name: str = "pick") -> alt.Parameter:
     return alt.selection_point(fields=[field], bind="legend", name=name)
 
 
-def picked(param: alt.Parameter, selected, faded: float = FADED) -> dict:
+def picked(param: alt.Parameter, selected, faded: float = FADED) -> alt.Opacity | alt.OpacityValue:
     """Opacity `selected` (a value or a field encoding) where picked, else faded.
 
     Written as "faded where not picked", so the unconditional part (what a legend draws
     its symbols with) is `selected`: the other way round, Vega-Lite would draw every
-    legend symbol faded in the static SVG.
+    legend symbol faded in the static SVG. Returned as the channel object, not the dict
+    `alt.condition` gives: `encode` turns a dict into a channel through Altair's
+    `from_dict`, which rebuilds its schema lookup on every call (~20 ms each, ~150 a night).
     """
-    if not isinstance(selected, alt.Opacity):
-        selected = alt.value(selected)
-    return alt.condition(~param, alt.value(faded), selected)
+    if isinstance(selected, alt.Opacity):
+        return alt.condition(~param, alt.value(faded), selected)  # already a channel
+    return alt.OpacityValue(**alt.condition(~param, alt.value(faded), alt.value(selected)))

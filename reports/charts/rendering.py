@@ -92,10 +92,17 @@ def render_chart(
     `validate=False` skips Altair's JSON-schema check (a third of a small chart's time),
     for the many charts one validated builder makes.
     """
-    spec = configured(chart, narrow=name.endswith(".narrow")).to_dict(validate=validate)
+    chart = configured(chart, narrow=name.endswith(".narrow"))
+    # Validated only when the spec is new: a cached SVG was rendered from this same spec,
+    # validated then (Altair's check is half a chart's cost when its SVG is cached).
+    spec = chart.to_dict(validate=False)
+
+    def render(_spec: dict) -> str:
+        return vlc.vegalite_to_svg(chart.to_dict(validate=True) if validate else _spec)
+
     paths = [out_dir / f"{name}.vl.json", out_dir / f"{name}.svg"]
     paths[0].write_text(json.dumps(spec, indent=1, sort_keys=True), encoding="utf-8")
-    paths[1].write_text(canonical_ids(cache.svg(spec, vlc.vegalite_to_svg)), encoding="utf-8")
+    paths[1].write_text(canonical_ids(cache.svg(spec, render)), encoding="utf-8")
     return paths
 
 
