@@ -109,7 +109,8 @@ def read_quarantine(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.Dat
         "WITH nights AS (SELECT provider, max(CAST(observed_at AS DATE)) AS day FROM"
         " (SELECT provider, observed_at FROM cloud_offers UNION ALL"
         " SELECT provider, observed_at FROM cloud_quarantine)"
-        " WHERE CAST(observed_at AS DATE) <= ? GROUP BY provider)"
+        # The raw timestamp bounded, not a cast of it: every offer ever kept is read.
+        " WHERE observed_at < CAST(? AS DATE) + INTERVAL 1 DAY GROUP BY provider)"
         " SELECT q.* FROM cloud_quarantine q JOIN nights n ON q.provider = n.provider"
         " AND CAST(q.observed_at AS DATE) = n.day"
         " ORDER BY q.provider, q.gpu_id, q.price_type, q.usd_per_gpu_hour, q.instance_type",
