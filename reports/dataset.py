@@ -123,16 +123,18 @@ def prepare_dataset(
     run_date: dt.date,
     site_dir: Path | None = None,
     version: str | None = None,
+    input_counts: bool = True,
 ) -> Dataset:
     """Read and prepare one version's dataset (see the module docstring).
 
     `site_dir`, when given, is searched for the previous published version to compare
     with; it is only read. `version` names the version (default: the next free version of
     the run date on that site, reports/site.py version_for; the run date without a site).
+    `input_counts=False` skips the inputs' counts (see report.load_report_data).
     """
     if version is not None and parse_version(version)[0] != run_date:
         raise ValueError(f"version {version!r} is not a version of the run date {run_date}")
-    data = load_report_data(con, run_date)
+    data = load_report_data(con, run_date, input_counts)
     offers = read_latest_offers(con, run_date)
 
     def for_run(table: str, order: str) -> pl.DataFrame:

@@ -137,10 +137,15 @@ def input_ages(inputs: pl.DataFrame, run_date: dt.date) -> pl.DataFrame:
     )
 
 
-def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> ReportData:
+def load_report_data(
+    con: duckdb.DuckDBPyConnection, run_date: dt.date, input_counts: bool = True
+) -> ReportData:
     """Read the run's model tables and the inputs' freshness from the warehouse.
 
     Every age counts back from `run_date`, the run's as-of date (`input_ages`).
+    `input_counts=False` leaves `freshness`, `price_counts`, `drops` and `pages` empty:
+    they count every observation ever kept (a scan of the history), and the charts, which
+    draw none of them, need not pay for it.
     """
     run = con.sql(
         "SELECT reference_gpu, parameters FROM model_runs WHERE run_date = ?", params=[run_date]
@@ -153,6 +158,30 @@ def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> Repor
         return con.sql(f"SELECT * FROM {table} WHERE run_date = ?", params=[run_date]).pl()
 
     params = json.loads(parameters)
+    counts = _input_counts(con, run_date, params) if input_counts else (pl.DataFrame(),) * 4
+    freshness, price_counts, drops, pages = counts
+    return ReportData(
+        run_date=run_date,
+        reference_gpu=reference_gpu,
+        parameters=params,
+        freshness=freshness,
+        relative=for_run("relative_performance"),
+        perf=for_run("perf_per_dollar"),
+        cloud=for_run("cloud_vs_buy"),
+        gpus=con.sql("SELECT * FROM gpus ORDER BY gpu_id").pl(),
+        price_counts=price_counts,
+        drops=drops,
+        pages=pages,
+        recommendations=for_run("recommendations"),
+        cloud_perf=for_run("cloud_perf_per_dollar"),
+        basis=for_run("evidence_basis"),
+    )
+
+
+def _input_counts(
+    con: duckdb.DuckDBPyConnection, run_date: dt.date, params: dict
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The inputs' freshness, price counts, drops and pages up to the run date."""
     freshness = freshness_status(
         input_ages(con.sql(FRESHNESS_SQL, params={"run_date": run_date}).pl(), run_date),
         params.get("stale_after_days", {}),
@@ -181,22 +210,7 @@ def load_report_data(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> Repor
         "WHERE day <= ? GROUP BY source, outcome ORDER BY source, outcome",
         params=[run_date],
     ).pl()
-    return ReportData(
-        run_date=run_date,
-        reference_gpu=reference_gpu,
-        parameters=params,
-        freshness=freshness,
-        relative=for_run("relative_performance"),
-        perf=for_run("perf_per_dollar"),
-        cloud=for_run("cloud_vs_buy"),
-        gpus=con.sql("SELECT * FROM gpus ORDER BY gpu_id").pl(),
-        price_counts=price_counts,
-        drops=drops,
-        pages=pages,
-        recommendations=for_run("recommendations"),
-        cloud_perf=for_run("cloud_perf_per_dollar"),
-        basis=for_run("evidence_basis"),
-    )
+    return freshness, price_counts, drops, pages
 
 
 # Each way to get a GPU the headline ranks: (table, filter column, value, title).
