@@ -67,6 +67,8 @@ QUERIES = {
     ),
 }
 STAGES = ("ingest", "model", "report", "publish")
+# Loads of whole inputs that a steady night skips (their files and code unchanged).
+RELOADS = ("price_history", "gpus")
 
 
 # --- setup -------------------------------------------------------------------------------
@@ -430,6 +432,7 @@ def run_night(root: Path, archive: Path, out: Path) -> None:
     samples = sampler.samples
     steps = []
     published = {}
+    reloaded: dict[str, str] = {}
     for run in instance.get_runs():
         began = {}
         for record in instance.all_logs(run.run_id):
@@ -442,8 +445,11 @@ def run_night(root: Path, archive: Path, out: Path) -> None:
                 steps.append((event.step_key, began[event.step_key], record.timestamp))
             elif event.event_type_value == "ASSET_MATERIALIZATION":
                 materialization = event.event_specific_data.materialization
-                if materialization.asset_key.path[-1] == "published_warehouse":
+                name = materialization.asset_key.path[-1]
+                if name == "published_warehouse":
                     published = {k: v.value for k, v in materialization.metadata.items()}
+                elif name in RELOADS and "status" in materialization.metadata:
+                    reloaded[name] = materialization.metadata["status"].value
     stages = {
         s: {"seconds": 0.0, "cpu_seconds": 0.0, "peak_rss": 0, "steps": []}
         for s in (*STAGES, "dagster")
@@ -473,6 +479,9 @@ def run_night(root: Path, archive: Path, out: Path) -> None:
         "peak_rss": max(s[1] for s in samples),
         "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "stages": stages,
+        # 'loaded' where a whole-input load ran again (its files or code changed since the
+        # last night): that night is no steady night; time it again.
+        "reloads": reloaded,
         "publish": {
             k: published.get(k)
             for k in ("release", "bytes_written", "files_written", "files_linked")
@@ -547,6 +556,9 @@ def print_night(label: str, night: dict, base: dict | None, steps: int = 4) -> N
             f"{night['cpu_seconds'] / base['cpu_seconds']:.2f}x its CPU)"
         )
     failed = "" if night["success"] else "  RUN FAILED"
+    loaded = [k for k, v in night.get("reloads", {}).items() if v == "loaded"]
+    if loaded:
+        failed += f"  NOT STEADY: {', '.join(loaded)} loaded again (time it again)"
     peak = mb(night["peak_rss"])
     print(
         f"\n{label}: {night['wall_seconds']:.1f} s wall, {night['cpu_seconds']:.1f} s CPU"

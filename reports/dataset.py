@@ -109,7 +109,8 @@ def read_quarantine(con: duckdb.DuckDBPyConnection, run_date: dt.date) -> pl.Dat
         "WITH nights AS (SELECT provider, max(CAST(observed_at AS DATE)) AS day FROM"
         " (SELECT provider, observed_at FROM cloud_offers UNION ALL"
         " SELECT provider, observed_at FROM cloud_quarantine)"
-        " WHERE CAST(observed_at AS DATE) <= ? GROUP BY provider)"
+        # The raw timestamp bounded, not a cast of it: every offer ever kept is read.
+        " WHERE observed_at < CAST(? AS DATE) + INTERVAL 1 DAY GROUP BY provider)"
         " SELECT q.* FROM cloud_quarantine q JOIN nights n ON q.provider = n.provider"
         " AND CAST(q.observed_at AS DATE) = n.day"
         " ORDER BY q.provider, q.gpu_id, q.price_type, q.usd_per_gpu_hour, q.instance_type",
@@ -122,16 +123,18 @@ def prepare_dataset(
     run_date: dt.date,
     site_dir: Path | None = None,
     version: str | None = None,
+    input_counts: bool = True,
 ) -> Dataset:
     """Read and prepare one version's dataset (see the module docstring).
 
     `site_dir`, when given, is searched for the previous published version to compare
     with; it is only read. `version` names the version (default: the next free version of
     the run date on that site, reports/site.py version_for; the run date without a site).
+    `input_counts=False` skips the inputs' counts (see report.load_report_data).
     """
     if version is not None and parse_version(version)[0] != run_date:
         raise ValueError(f"version {version!r} is not a version of the run date {run_date}")
-    data = load_report_data(con, run_date)
+    data = load_report_data(con, run_date, input_counts)
     offers = read_latest_offers(con, run_date)
 
     def for_run(table: str, order: str) -> pl.DataFrame:

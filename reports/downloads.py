@@ -91,13 +91,22 @@ class _Run:
         ).pl()
 
     def matching(self, table: str, keys: pl.DataFrame, order: str) -> pl.DataFrame:
-        """`table`'s rows whose values of `keys`' columns are a row of `keys`."""
+        """`table`'s rows whose values of `keys`' columns are a row of `keys`.
+
+        Where the keys hold a `day`, its range is passed as constants too, so DuckDB skips
+        every row group outside it by its min/max (rows arrive in day order): a join alone
+        reads the whole history of the table.
+        """
         name = "_download_keys"
+        bound, params = "", []
+        if "day" in keys.columns and keys["day"].drop_nulls().len():
+            bound, params = " WHERE t.day BETWEEN ? AND ?", [keys["day"].min(), keys["day"].max()]
         self.con.register(name, keys)
         try:
             return self.con.sql(
                 f'SELECT t.* FROM "{table}" t SEMI JOIN {name} k USING ({", ".join(keys.columns)})'
-                f" ORDER BY {order}"
+                f"{bound} ORDER BY {order}",
+                params=params,
             ).pl()
         finally:
             self.con.unregister(name)

@@ -16,7 +16,7 @@ from dagster_duckdb import DuckDBResource
 from model.listings import classify_listings
 from pipeline.defs.freshness import CLOUD_PRICES, RETAIL_PRICES
 from pipeline.defs.ingest.daily import refresh_daily_prices
-from pipeline.defs.ingest.integrity import PROVIDER_DAYS, gate
+from pipeline.defs.ingest.integrity import PROVIDER_DAYS, gate, provider_days
 from pipeline.defs.metadata import KINDS, ROW_COUNT, partition_rows, table_rows
 from pipeline.defs.partitions import daily, providers
 from pipeline.defs.resources import WAREHOUSE_POOL, GpuvalueSettings, open_warehouse
@@ -515,7 +515,9 @@ def cloud_offers(
                 f"{name} ({n})" for name, n in sorted(unknown.items())
             )
         with open_warehouse(warehouse) as con:
-            deleted, _ = replace_rows(con, "cloud_offers", rows, PROVIDER_DAYS, [provider, days])
+            deleted, _ = replace_rows(
+                con, "cloud_offers", rows, PROVIDER_DAYS, provider_days(provider, days)
+            )
             record_status(con, provider, "ok", rows.height, detail)
             total = table_rows(con, "cloud_offers")
     except Exception as exc:

@@ -72,7 +72,8 @@ def charts(
     """Render the site's figures and the per-GPU price-history charts."""
     with run_step(context, settings, warehouse) as step:
         run_date = step.run_date
-        dataset = prepare_dataset(step.con, run_date)
+        # The charts draw no input counts (a scan of every observation kept).
+        dataset = prepare_dataset(step.con, run_date, input_counts=False)
     out = _build_dir(settings, run_date) / "charts"
     shutil.rmtree(out, ignore_errors=True)  # no chart of an earlier build of this date stays
     # SVGs whose spec did not change since the last build are reused, not rendered again.
