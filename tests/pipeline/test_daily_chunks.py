@@ -5,7 +5,8 @@ import datetime as dt
 import polars as pl
 
 from model.prices import daily_prices, drop_counts
-from pipeline.defs.ingest.daily import month_chunks, refresh_daily_prices
+from pipeline.defs.ingest import daily
+from pipeline.defs.ingest.daily import batched, month_chunks, refresh_daily_prices
 from warehouse.db import connect
 
 
@@ -20,6 +21,24 @@ def test_month_chunks_cut_a_range_at_month_ends():
         (dt.date(2024, 5, 7), dt.date(2024, 5, 7))
     ]
     assert list(month_chunks(dt.date(2024, 5, 8), dt.date(2024, 5, 7))) == []
+
+
+def test_months_are_joined_into_pieces_of_at_most_the_row_limit():
+    d = dt.date
+    months = [
+        (d(2024, 1, 30), d(2024, 1, 31), 40),
+        (d(2024, 2, 1), d(2024, 2, 29), 50),
+        (d(2024, 3, 1), d(2024, 3, 31), 200),  # over the limit alone: a piece of its own
+        (d(2024, 4, 1), d(2024, 4, 30), 0),
+        (d(2024, 5, 1), d(2024, 5, 2), 90),
+    ]
+    assert batched(months, 100) == [
+        (d(2024, 1, 30), d(2024, 2, 29)),
+        (d(2024, 3, 1), d(2024, 3, 31)),
+        (d(2024, 4, 1), d(2024, 5, 2)),
+    ]
+    assert batched(months, 1000) == [(d(2024, 1, 30), d(2024, 5, 2))]
+    assert batched([], 10) == []
 
 
 def observations(first: dt.date, days: int) -> pl.DataFrame:
@@ -49,7 +68,8 @@ def observations(first: dt.date, days: int) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def test_a_range_over_months_refreshes_as_one_read_would(tmp_path):
+def test_a_range_over_months_refreshes_as_one_read_would(tmp_path, monkeypatch):
+    monkeypatch.setattr(daily, "CHUNK_ROWS", 150)  # pieces of one or two months here
     con = connect(tmp_path / "w.duckdb")
     first = dt.date(2024, 1, 20)
     obs = observations(first, 50)
