@@ -331,14 +331,21 @@ def _seconds(item) -> float:
 
 
 def _group(item) -> str | None:
-    """The xdist group of a test reading a later shared build; none for a `slow` one (it
-    copies the build and runs on its own, on either worker) or a reader of `built`."""
+    """The xdist group of a test reading a shared build; none for a `slow` one (it copies
+    the build and runs on its own, on either worker).
+
+    The readers of a later shared build are one group each; the readers of `built` one
+    group per module (`built-<module>`), so a module's browser, server and connection
+    fixtures are set up once, on one worker, while the modules spread over both.
+    """
     names = set(getattr(item, "fixturenames", ()))
     if item.get_closest_marker("slow") is not None:
         return None
     for group in LONG_GROUPS:
         if group in names:
             return group
+    if "built" in names:
+        return f"built-{item.module.__name__.rsplit('.', 1)[-1]}"
     return None
 
 

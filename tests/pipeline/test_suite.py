@@ -10,8 +10,8 @@ from tests.conftest import BUILD_FIXTURES, LONG_GROUPS
 
 def test_build_tests_are_grouped_or_dealt_out_in_order(request):
     """A test that reads a later shared build (`second_night`, `rerun`) is in its xdist
-    group, or marked `slow`; the readers of the bundled build are not grouped (both
-    workers take them once it is built). (With pytest 9.2 and xdist 3.8 the groups
+    group, or marked `slow`; the readers of the bundled build are grouped by module (the
+    modules go to both workers once it is built). (With pytest 9.2 and xdist 3.8 the groups
     silently stopped working.) Dealt out in this order: one reader of the bundled build
     (its worker builds it), the fast tests, the other readers, the long ones."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
@@ -25,7 +25,8 @@ def test_build_tests_are_grouped_or_dealt_out_in_order(request):
         slow = item.get_closest_marker("slow") is not None
         grouped = item.nodeid.endswith(tuple(f"@{g}" for g in LONG_GROUPS))
         assert grouped == (not slow and bool(names & set(LONG_GROUPS))), item.nodeid
-        assert "@" not in item.nodeid or grouped, item.nodeid
+        by_module = item.nodeid.endswith(f"@built-{item.module.__name__.rsplit('.', 1)[-1]}")
+        assert by_module == (not slow and not grouped and "built" in names), item.nodeid
     ranks = [_rank(item) for item in items]
     if ranks and ranks[0] == 2:
         ranks[0] = 0  # the one reader of the bundled build that builds it, first
