@@ -62,8 +62,11 @@ PROVIDER_DAYS = (
 
 
 def provider_days(provider: str, days: Collection[dt.date]) -> list:
-    """PROVIDER_DAYS' parameters."""
-    return [provider, list(days), min(days), max(days)]
+    """PROVIDER_DAYS' parameters.
+
+    No days (a night whose every offer was dropped) match no row: the bounds are NULL.
+    """
+    return [provider, list(days), min(days, default=None), max(days, default=None)]
 
 
 def reference_offers(
