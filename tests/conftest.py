@@ -306,8 +306,9 @@ def rerun_model(source: Build, root: Path, **settings_fields) -> Build:
 #    the other worker starts on the fast tests;
 # 2. then every test without a build, in collection order (both workers, once the build
 #    is made);
-# 3. then the other tests that read the bundled build, on both workers: the build is made
-#    by the time they come up (a worker that asks earlier waits for it, `_once`);
+# 3. then the other tests that read the bundled build, on both workers, one group per
+#    module, the costliest groups first (`_group_costs`: the browser's modules): the build
+#    is made by the time they come up (a worker that asks earlier waits for it, `_once`);
 # 4. last the long ones (the `night` tier), longest first, to whichever worker is free: the
 #    tests marked `slow(seconds)` (a pipeline run, PostgreSQL, a publish killed midway...)
 #    and the groups of the later shared builds (`LONG_GROUPS`: each build and the tests
@@ -353,6 +354,24 @@ def _reads_built(item) -> bool:
     return not _seconds(item) and "built" in getattr(item, "fixturenames", ())
 
 
+# What a reader of `built` costs, for the order of their groups only: one that drives
+# Chromium takes seconds (a context and a renderer per page, pages of 10,000-100,000 px at
+# phone width), the others a fraction of one.
+BROWSER_SECONDS, READER_SECONDS = 5.0, 0.3
+
+
+def _group_costs(items) -> dict[str, float]:
+    """The expected seconds of each group of `built` readers (`built-<module>`)."""
+    costs: dict[str, float] = {}
+    for item in items:
+        if _reads_built(item):
+            uses = set(getattr(item, "fixturenames", ()))
+            seconds = BROWSER_SECONDS if "browser" in uses else READER_SECONDS
+            group = _group(item)
+            costs[group] = costs.get(group, 0.0) + seconds
+    return costs
+
+
 # The long ones of NIGHT_SECONDS or more are also the `night` tier (`make test-nights`,
 # which CI runs after `make test`): each runs a night of its own (live, production, dev
 # server, crash-safety...) or reads a later shared night (`second_night`, `rerun`). `make
@@ -374,12 +393,15 @@ def pytest_collection_modifyitems(items) -> None:
         if _seconds(item) >= NIGHT_SECONDS:
             item.add_marker(pytest.mark.night)
     first = next((item for item in items if _reads_built(item)), None)
+    costs = _group_costs(items)
 
     def order(item) -> tuple[int, float]:
         if item is first:
             return (0, 0.0)
         if _reads_built(item):
-            return (2, 0.0)
+            # Costliest group first: whichever worker is free takes the next, so the
+            # workers finish close together (the last group dealt is a short one).
+            return (2, -costs[_group(item)])
         seconds = _seconds(item)
         return (3, -seconds) if seconds else (1, 0.0)
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tests.conftest import BUILD_FIXTURES, LONG_GROUPS
+from tests.conftest import BUILD_FIXTURES, LONG_GROUPS, _group, _group_costs
 
 
 def test_build_tests_are_grouped_or_dealt_out_in_order(request):
@@ -13,7 +13,8 @@ def test_build_tests_are_grouped_or_dealt_out_in_order(request):
     group, or marked `slow`; the readers of the bundled build are grouped by module (the
     modules go to both workers once it is built). (With pytest 9.2 and xdist 3.8 the groups
     silently stopped working.) Dealt out in this order: one reader of the bundled build
-    (its worker builds it), the fast tests, the other readers, the long ones."""
+    (its worker builds it), the fast tests, the other readers (each module's together, the
+    costliest modules first: those that drive the browser), the long ones."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         pytest.skip("not under xdist (-n 0)")
     items = request.session.items
@@ -31,6 +32,11 @@ def test_build_tests_are_grouped_or_dealt_out_in_order(request):
     if ranks and ranks[0] == 2:
         ranks[0] = 0  # the one reader of the bundled build that builds it, first
     assert ranks == sorted(ranks)
+    costs = _group_costs(items)
+    readers = [_group(item) for item, rank in zip(items, ranks, strict=True) if rank == 2]
+    order = list(dict.fromkeys(readers))
+    assert readers == sorted(readers, key=order.index)  # each module's readers together
+    assert [costs[g] for g in order] == sorted((costs[g] for g in order), reverse=True)
 
 
 def _rank(item) -> int:

@@ -4,8 +4,9 @@ One page of each kind (front, tables, LLM, methodology, the GPU list and a sorte
 downloads, a GPU page, the compare index and a compare page, the site's list of versions),
 served over a local http.server and opened in headless Debian Chromium at phone width: no
 console error, no failed request, no sideways scroll, with JavaScript on and off. The
-screenshots of the front page, a compare page and a GPU page at both widths are kept in
-`.build/screenshots/` of the checkout (git-ignored) as the run's artefacts.
+screenshots of the front page, a compare page and a GPU page at both widths (their first
+three screens) are kept in `.build/screenshots/` of the checkout (git-ignored) as the run's
+artefacts.
 """
 
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.reports.test_interactive_charts import open_served, served  # noqa: F401
-from tests.reports.test_site_pages import DESKTOP, PHONE
+from tests.reports.test_site_pages import DESKTOP, PHONE, screenshot_top
 
 KINDS = (
     "index.html",
@@ -60,7 +61,7 @@ def test_screenshots_of_the_front_a_compare_and_a_gpu_page_are_kept(
     for name, kind in SHOTS.items():
         page, seen = open_served(browser, served + kind, width)
         path = ARTEFACTS / f"{name}-{width}.png"
-        page.screenshot(path=str(path), full_page=True)
+        screenshot_top(page, path)
         assert path.stat().st_size > 30_000, path
         assert not seen["console"], (kind, seen["console"])
         page.context.close()

@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from reports.site import inside, render_report_html
+from tests.reports.test_site_pages import screenshot_top
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Flags for a sandboxed, offline machine: no first-run UI, no background network calls.
@@ -61,8 +62,7 @@ def test_latest_page_shows_both_charts_offline(built, browser, tmp_path):
         ".map(t => t.querySelectorAll('tbody tr').length)"
     )
     assert rows == [3] * 12
-    page.screenshot(path=str(tmp_path / "latest.png"), full_page=True)
-    assert (tmp_path / "latest.png").stat().st_size > 50_000
+    assert screenshot_top(page, tmp_path / "latest.png").stat().st_size > 50_000
     page.close()
 
 

@@ -156,6 +156,8 @@ def test_the_first_screen_fits_a_phone_above_the_verdicts(browser, version):  # 
     page.close()
 
 
+# A version of its own rendered (every page): ~18 s, so in the night tier (conftest.py).
+@pytest.mark.slow(seconds=20)
 def test_a_fresh_answer_says_today(built, run_date, tmp_path):
     """A warehouse whose run keeps every input within its window: the answer says 'today'.
 
