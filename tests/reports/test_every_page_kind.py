@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reports.test_interactive_charts import open_served, served  # noqa: F401
+from tests.reports.test_interactive_charts import new_tab, served, visit  # noqa: F401
 from tests.reports.test_site_pages import DESKTOP, PHONE, screenshot_top
 
 KINDS = (
@@ -39,8 +39,9 @@ ARTEFACTS = Path(__file__).resolve().parents[2] / ".build" / "screenshots"
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
 def test_every_kind_of_page_loads_cleanly_on_a_phone(browser, served, javascript):  # noqa: F811
+    page, seen = new_tab(browser, PHONE, javascript)
     for kind in KINDS:
-        page, seen = open_served(browser, served + kind, PHONE, javascript)
+        visit(page, seen, served + kind)
         if javascript:
             page.wait_for_timeout(300)  # the search box and the charts mount after load
         assert page.title(), kind
@@ -48,7 +49,7 @@ def test_every_kind_of_page_loads_cleanly_on_a_phone(browser, served, javascript
         assert not seen["failed"], (kind, seen["failed"])
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE, (kind, width)
-        page.context.close()
+    page.context.close()
 
 
 @pytest.mark.parametrize("width", [DESKTOP, PHONE])
@@ -58,10 +59,11 @@ def test_screenshots_of_the_front_a_compare_and_a_gpu_page_are_kept(
     width,
 ):
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    page, seen = new_tab(browser, width)
     for name, kind in SHOTS.items():
-        page, seen = open_served(browser, served + kind, width)
+        visit(page, seen, served + kind)
         path = ARTEFACTS / f"{name}-{width}.png"
         screenshot_top(page, path)
         assert path.stat().st_size > 30_000, path
         assert not seen["console"], (kind, seen["console"])
-        page.context.close()
+    page.context.close()
