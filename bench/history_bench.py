@@ -102,11 +102,10 @@ def linked_copy(source: Path, target: Path) -> None:
 
 def _months(first: dt.date, last: dt.date):
     """[start, end) day ranges, one per calendar month, covering first..last."""
-    start = first
-    while start <= last:
-        nxt = (start.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
-        yield start, min(nxt, last + dt.timedelta(days=1))
-        start = nxt
+    from pipeline.defs.ingest.daily import month_chunks
+
+    for start, end in month_chunks(first, last):
+        yield start, end + dt.timedelta(days=1)
 
 
 def synthesize(root: Path, years: int, listings: int) -> dict[str, int]:

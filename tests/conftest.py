@@ -375,9 +375,9 @@ def _group_costs(items) -> dict[str, float]:
 # The long ones of NIGHT_SECONDS or more are also the `night` tier (`make test-nights`,
 # which CI runs after `make test`): each runs a night of its own (live, production, dev
 # server, crash-safety...) or reads a later shared night (`second_night`, `rerun`). `make
-# test` is the rest: every unit test, every test that reads the one bundled build, and the
-# short slow ones (a refused spec file, a refused cloud file, a full disk: seconds each)
-# (docs/performance.md, "Test tiers").
+# test` is the rest: every unit test, every test that reads the one bundled build (but one
+# that renders a whole version of its own from it), and the short slow ones (a refused spec
+# file, a refused cloud file, a full disk: seconds each) (docs/performance.md, "Test tiers").
 NIGHT_SECONDS = 10
 
 
